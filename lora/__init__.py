@@ -1,0 +1,1 @@
+"""lora package: filled in by its own issue."""

@@ -1,0 +1,123 @@
+"""Start the real app and a real Chromium for end-to-end tests.
+
+Chromium comes from Debian (``/usr/bin/chromium``): ``playwright install``
+cannot download browsers here. Without it the tests skip, unless
+``BORDE_REQUIRE_BROWSER=1`` (CI) turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def chromium_path() -> str:
+    """The browser to drive, or a skip (a failure in CI) with the reason."""
+    path = os.environ.get("BORDE_CHROMIUM", "/usr/bin/chromium")
+    found = path if Path(path).exists() else shutil.which("chromium")
+    reason = None
+    if not found:
+        reason = f"Chromium not found at {path}: apt-get install -y chromium"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "the playwright package is missing: pip install -r requirements-dev.txt"
+    if reason:
+        if os.environ.get("BORDE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser test required (BORDE_REQUIRE_BROWSER=1) but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(env: dict[str, str] | None = None, timeout: float = 120) -> Iterator[str]:
+    """``python app.py`` on a free port; yields its URL and stops it afterwards."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        **(env or {}),
+    }
+    full_env.pop("SPACES_ZERO_GPU", None)
+    url = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            _wait_until_up(proc, url, log, timeout)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_until_up(proc: subprocess.Popen, url: str, log, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"app exited early:\n{log.read().decode()[-3000:]}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"app did not answer on {url} in {timeout}s") from None
+            time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def browser(user_data_dir: Path) -> Iterator[object]:
+    """A headless Chromium with a fresh, empty profile."""
+    from playwright.sync_api import sync_playwright
+
+    exe = chromium_path()
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(user_data_dir),
+            executable_path=exe,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            locale="en-US",
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            context.close()

@@ -1,0 +1,1 @@
+"""vet package: filled in by its own issue."""
