@@ -12,6 +12,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from archive import ArchiveError, serverpath
+from archive import ui as archive_ui
+from archive.caption import DEFAULT_CAPTION
+
 STRINGS = json.loads((Path(__file__).with_name("ui_strings.json")).read_text(encoding="utf-8"))
 I18N = gr.I18n(**STRINGS)
 
@@ -28,9 +32,64 @@ def vet_tab() -> None:
     gr.Markdown(t("vet_shell"))
 
 
+def archive_run(uploads, server, filt, threshold, size, caption, trigger, progress=gr.Progress()):
+    """Stream a dataset build into the tab: status, gallery, then histogram and zip."""
+    try:
+        paths = [Path(f) for f in uploads or []]
+        paths += [serverpath.resolve_choice(c) for c in server or []]
+    except ArchiveError as exc:
+        yield f"**{exc}**", [], None, None
+        return
+    try:
+        cut = float(threshold) if str(threshold or "").strip() else None
+    except ValueError:
+        message = f"**Threshold must be a number, or empty for the filter's own: {threshold!r}**"
+        yield message, [], None, None
+        return
+    options = dict(filter=filt, threshold=cut, size=int(size), caption=caption,
+                   trigger=(trigger or "").strip() or None)
+    try:
+        for snap in archive_ui.run_job(paths, **options):
+            if snap.error:
+                yield f"**{snap.error}**", snap.gallery, None, None
+                return
+            if snap.total:
+                progress((snap.done, snap.total), desc=f"{snap.pages_per_s:.1f} pages/s")
+            zip_path = str(snap.zip_path) if snap.zip_path else None
+            yield snap.status, snap.gallery, snap.histogram, zip_path
+    except ArchiveError as exc:
+        yield f"**{exc}**", [], None, None
+
+
 def archive_tab() -> None:
     gr.Markdown(t("archive_intro"))
-    gr.Markdown(t("archive_shell"))
+    root = serverpath.data_dir()
+    with gr.Row():
+        with gr.Column():
+            uploads = gr.File(label=t("archive_upload"), file_count="multiple",
+                              file_types=[".pdf"], type="filepath")
+            server = gr.Dropdown(choices=serverpath.list_pdfs(root), multiselect=True,
+                                 label=t("archive_server"), visible=root is not None)
+            filt = gr.Radio(["default", "std"], value="default", label=t("archive_filter"),
+                            info=t("archive_filter_info"))
+            threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
+            size = gr.Dropdown([512, 768, 1024], value=1024, label=t("archive_size"))
+            caption = gr.Textbox(value=DEFAULT_CAPTION, label=t("archive_caption"))
+            trigger = gr.Textbox(label=t("archive_trigger"), placeholder="imperial")
+            run = gr.Button(t("archive_run"), variant="primary")
+            gr.Markdown(t("archive_cli_hint"))
+        with gr.Column():
+            status = gr.Markdown()
+            gallery = gr.Gallery(label=t("archive_gallery"), columns=4, height=360)
+            hist = gr.Image(label=t("archive_hist"), type="pil", interactive=False)
+            download = gr.File(label=t("archive_download"))
+    run.click(
+        archive_run,
+        [uploads, server, filt, threshold, size, caption, trigger],
+        [status, gallery, hist, download],
+        concurrency_limit=1,
+        concurrency_id="archive",
+    )
 
 
 def lora_tab() -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from archive.cli import main
+
+sys.exit(main())

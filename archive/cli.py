@@ -1,0 +1,91 @@
+"""``python -m archive INPUT.pdf [MORE.pdf ...] -o OUT.zip``: the curator's command."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from tqdm import tqdm
+
+from archive.caption import DEFAULT_CAPTION
+from archive.errors import ArchiveError
+from archive.filter import FILTER_NAMES
+from archive.pipeline import iter_build
+from archive.report import text_histogram
+from archive.resize import RESIZE_MODES
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m archive",
+        description="Stream scanned PDFs into a zip dataset of their illustration pages.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT.pdf")
+    p.add_argument("-o", "--out", required=True, metavar="OUT.zip")
+    p.add_argument("--filter", default="default", choices=FILTER_NAMES,
+                   help="page filter; 'std' is the seed's grayscale-std rule")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="keep pages scoring above this (default: the filter's own)")
+    p.add_argument("--min-figure-area", type=float, default=None,
+                   help="drop pages whose largest figure covers less of the page (0-1)")
+    p.add_argument("--size", type=int, default=1024)
+    p.add_argument("--resize", default="pad", choices=RESIZE_MODES)
+    p.add_argument("--quality", type=int, default=92)
+    p.add_argument("--pages", default=None, help="pages to process, e.g. 1-500,600,700-")
+    p.add_argument("--workers", type=int, default=1, help="processes over page ranges")
+    p.add_argument("--caption", default=DEFAULT_CAPTION,
+                   help="caption template; fields {source} {page} {trigger}")
+    p.add_argument("--trigger", default=None, help="trigger word that leads every caption")
+    p.add_argument("--scale", type=float, default=2.0, help="render zoom for non-scan pages")
+    p.add_argument("--password", default=None, help="password of an encrypted PDF")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted OUT.zip.partial")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing OUT.zip")
+    p.add_argument("--scan-only", action="store_true",
+                   help="write only the manifest and print a score histogram")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if hasattr(signal, "SIGXFSZ"):
+        # Past a file-size limit, get an error we can explain instead of being killed.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    options = dict(
+        filter=args.filter, threshold=args.threshold, min_figure_area=args.min_figure_area,
+        size=args.size, resize=args.resize, quality=args.quality, pages=args.pages,
+        workers=args.workers, caption=args.caption, trigger=args.trigger, resume=args.resume,
+        password=args.password, scan_only=args.scan_only, scale=args.scale,
+        overwrite=args.overwrite,
+    )
+    bar = None
+    try:
+        gen = iter_build(args.inputs, args.out, **options)
+        while True:
+            try:
+                event = next(gen)
+            except StopIteration as stop:
+                report = stop.value
+                break
+            if bar is None:
+                bar = tqdm(total=event.total, initial=event.done - 1, unit="page",
+                           desc="scanning" if args.scan_only else "building")
+            bar.update(1)
+            bar.set_postfix(kept=event.kept, refresh=False)
+    except ArchiveError as exc:
+        if bar is not None:
+            bar.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print(f"interrupted: the pages done so far are kept in {args.out}.partial; "
+              "run the same command with --resume to continue", file=sys.stderr)
+        return 130
+    if bar is not None:
+        bar.close()
+    if args.scan_only:
+        print(text_histogram(report.scores, report.threshold))
+    print(report.summary())
+    return 0

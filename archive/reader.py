@@ -1,0 +1,216 @@
+"""Stream a PDF one page at a time, as cheaply as each page allows.
+
+A scanned magazine is mostly pages that are one full-page JPEG. For those we
+read the JPEG's own bytes and decode them at reduced scale (PIL ``draft``)
+for the filter, and at full scale only if the page is kept. Any other page is
+rendered with ``get_pixmap``. PDFs are opened by path, never as a stream, so a
+10 GB file is never read into memory, and MuPDF's store is shrunk after every
+page so its cache does not grow with the file.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+from PIL import Image
+
+from archive.errors import ArchiveError, BadPage
+
+# A page may not decode to more pixels than this (a decompression bomb guard).
+MAX_PIXELS = 200_000_000
+# The reduced image the filter sees: its longer side is at least this.
+PREVIEW_SIDE = 480
+# A single image must cover this much of the page to count as "the scan".
+FULL_PAGE_COVER = 0.85
+
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+@dataclass
+class Page:
+    """One page, with its cheap preview decoded and its full image on demand."""
+
+    doc: pymupdf.Document
+    index: int  # 0-based
+    preview: Image.Image
+    width: int  # full-scale pixel size
+    height: int
+    jpeg: bytes | None  # the embedded scan, when the fast path applies
+    rotation: int
+    scale: float
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    def full(self) -> Image.Image:
+        """The page at full scale; decoded only for kept pages."""
+        if self.jpeg is not None:
+            img = _open_image(self.jpeg)
+            img.load()
+            return _rotate(img, self.rotation)
+        page = self.doc[self.index]
+        return _render(page, self.scale)
+
+
+def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
+    """Open by path (never as a stream), with a one-line reason on failure."""
+    p = Path(path)
+    if not p.is_file():
+        raise ArchiveError(f"{p}: no such file")
+    with open(p, "rb") as fh:
+        head = fh.read(1024)
+    if not head:
+        raise ArchiveError(f"{p.name}: the file is empty")
+    if b"%PDF" not in head:
+        raise ArchiveError(f"{p.name}: not a PDF (no %PDF header)")
+    try:
+        doc = pymupdf.open(str(p), filetype="pdf")
+    except Exception as exc:  # MuPDF raises several types for broken files
+        raise ArchiveError(f"{p.name}: corrupt or unreadable PDF ({_short(exc)})") from None
+    if doc.needs_pass:
+        if not password:
+            doc.close()
+            raise ArchiveError(f"{p.name}: the PDF is encrypted; give its password (--password)")
+        if not doc.authenticate(password):
+            doc.close()
+            raise ArchiveError(f"{p.name}: wrong password for the encrypted PDF")
+    try:
+        count = doc.page_count
+    except Exception as exc:
+        raise ArchiveError(f"{p.name}: corrupt page tree ({_short(exc)})") from None
+    if count == 0:
+        doc.close()
+        raise ArchiveError(f"{p.name}: the PDF has no pages")
+    return doc
+
+
+def page_count(path: str | Path, password: str | None = None) -> int:
+    doc = open_pdf(path, password)
+    try:
+        return doc.page_count
+    finally:
+        doc.close()
+
+
+def read_page(doc: pymupdf.Document, index: int, scale: float = 2.0) -> Page:
+    """Load one page's preview; raises ``BadPage`` for a page that cannot be used."""
+    try:
+        page = doc[index]
+        scan = _single_scan(doc, page)
+        if scan is not None:
+            data, w, h = scan
+            rot = page.rotation
+            preview = _open_image(data)
+            preview.draft("RGB", _draft_size(w, h))
+            preview = _rotate(preview.convert("RGB"), rot)
+            if rot in (90, 270):
+                w, h = h, w
+            return Page(doc, index, preview, w, h, data, rot, scale)
+        rect = page.rect
+        if rect.width <= 0 or rect.height <= 0:
+            raise BadPage("page has an empty MediaBox")
+        scale = _safe_scale(rect.width, rect.height, scale)
+        zoom = max(PREVIEW_SIDE / max(rect.width, rect.height), 0.05)
+        preview = _render(page, min(zoom, scale))
+        w, h = round(rect.width * scale), round(rect.height * scale)
+        return Page(doc, index, preview, w, h, None, 0, scale)
+    except BadPage:
+        raise
+    except Exception as exc:
+        raise BadPage(f"unreadable page ({_short(exc)})") from None
+    finally:
+        pymupdf.TOOLS.store_shrink(100)
+
+
+def iter_pages(
+    path: str | Path,
+    pages: range | None = None,
+    scale: float = 2.0,
+    password: str | None = None,
+) -> Iterator[Page | BadPage]:
+    """Yield pages (or the reason a page is bad), one in memory at a time."""
+    doc = open_pdf(path, password)
+    try:
+        for i in pages if pages is not None else range(doc.page_count):
+            try:
+                yield read_page(doc, i, scale)
+            except BadPage as bad:
+                bad.index = i
+                yield bad
+    finally:
+        doc.close()
+
+
+def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int, int] | None:
+    """The page's JPEG bytes when the page is exactly one full-page, unmasked JPEG."""
+    images = page.get_images(full=True)
+    if len(images) != 1:
+        return None
+    xref, smask, w, h, _bpc, _cs, _alt, _name, filt = images[0][:9]
+    if smask or filt != "DCTDecode":
+        return None
+    if w * h > MAX_PIXELS:
+        raise BadPage(f"embedded image {w}x{h} px exceeds the {MAX_PIXELS:,} px limit")
+    bbox, matrix = page.get_image_bbox(images[0], transform=True)
+    if matrix.b or matrix.c or matrix.a <= 0 or matrix.d <= 0:
+        return None  # flipped or skewed placement: let MuPDF render it
+    area = page.rect.width * page.rect.height
+    cover = (bbox & page.rect).get_area() / area if area else 0
+    if cover < FULL_PAGE_COVER:
+        return None
+    data = doc.xref_stream_raw(xref)
+    if not data or data[:2] != b"\xff\xd8":
+        return None
+    return data, w, h
+
+
+def _draft_size(w: int, h: int) -> tuple[int, int]:
+    """The smallest JPEG scale whose longer side is still >= PREVIEW_SIDE."""
+    f = PREVIEW_SIDE / max(w, h)
+    return max(1, int(w * f)), max(1, int(h * f))
+
+
+def _safe_scale(w_pt: float, h_pt: float, scale: float) -> float:
+    """Shrink the render scale of a page with absurd dimensions instead of exploding."""
+    pixels = w_pt * h_pt * scale * scale
+    if pixels <= MAX_PIXELS:
+        return scale
+    return (MAX_PIXELS / (w_pt * h_pt)) ** 0.5
+
+
+def _render(page: pymupdf.Page, zoom: float) -> Image.Image:
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
+    img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+    del pix
+    return img
+
+
+def _open_image(data: bytes) -> Image.Image:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            img = Image.open(io.BytesIO(data))
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise BadPage(f"image too large ({_short(exc)})") from None
+    if img.width * img.height > MAX_PIXELS:
+        raise BadPage(f"image {img.width}x{img.height} px exceeds the {MAX_PIXELS:,} px limit")
+    return img
+
+
+def _rotate(img: Image.Image, rotation: int) -> Image.Image:
+    """Apply the page's /Rotate (clockwise) to an embedded scan, as a viewer shows it."""
+    if rotation % 360 == 0:
+        return img
+    return img.rotate(-rotation, expand=True)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:160]

@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pymupdf
+import pytest
+from PIL import Image
+
+import archive
+from archive.errors import ArchiveError
+from archive.pipeline import parse_pages, source_names
+from archive.resize import fit, paper_colour
+from tests.pdf_factory import labelled_pages, scans_pdf, text_pdf
+
+
+@pytest.fixture(scope="module")
+def pages(shared_data):
+    return labelled_pages(shared_data)
+
+
+@pytest.fixture(scope="module")
+def mixed_pdf(pages, tmp_path_factory) -> Path:
+    """Six real engravings/drawings and six real binarized text pages, interleaved."""
+    ill = [p for p, label in pages if label == "illustration" and "/DRAW/" in str(p)][:6]
+    txt = [p for p, label in pages if "dta_text" in str(p)][:6]
+    order = [x for pair in zip(ill, txt, strict=True) for x in pair]
+    return scans_pdf(tmp_path_factory.mktemp("pdf") / "magazine 1890.pdf", order)
+
+
+def entries(zip_path: Path) -> dict[str, object]:
+    """Names and CRCs; the manifest's ``ms`` column is wall time, so it is compared without it."""
+    with zipfile.ZipFile(zip_path) as zf:
+        out: dict[str, object] = {i.filename: i.CRC for i in zf.infolist()}
+        rows = csv.reader(io.StringIO(zf.read("manifest.csv").decode()))
+        out["manifest.csv"] = [row[:-1] for row in rows]
+    return out
+
+
+def test_builds_the_documented_zip(mixed_pdf, tmp_path):
+    out = tmp_path / "ds.zip"
+    events = []
+    report = archive.build_dataset(
+        [mixed_pdf], out, size=128, progress=events.append, trigger="imperial"
+    )
+    assert out.exists() and not (tmp_path / "ds.zip.partial").exists()
+    assert report.pages == 12 and len(events) == 12
+    assert [e.done for e in events] == list(range(1, 13))
+    with zipfile.ZipFile(out) as zf:
+        names = zf.namelist()
+        assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
+        assert not any(n.startswith("_journal") for n in names)
+        manifest = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+        meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
+        assert list(manifest[0]) == [
+            "source", "page", "kept", "score", "reason", "width", "height", "ms"
+        ]
+        assert [int(r["page"]) for r in manifest] == list(range(1, 13))
+        kept = [r for r in manifest if r["kept"] == "1"]
+        assert len(meta) == len(kept) == report.kept
+        for row in meta:
+            assert row["file_name"] in names
+            img = Image.open(io.BytesIO(zf.read(row["file_name"])))
+            assert img.size == (128, 128) and img.format == "JPEG"
+            caption = zf.read(row["file_name"].replace(".jpg", ".txt")).decode()
+            assert caption == row["text"] == f"imperial, an engraving from magazine_1890, page {row['page']}"
+            assert set(row) >= {"file_name", "text", "source", "page", "score"}
+    assert meta[0]["file_name"].startswith("images/magazine_1890_p000")
+
+
+def test_default_filter_separates_real_engravings_from_binarized_text(mixed_pdf, tmp_path):
+    report = archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", size=64)
+    with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    odd = [r["kept"] for r in rows if int(r["page"]) % 2 == 1]  # drawings
+    even = [r["kept"] for r in rows if int(r["page"]) % 2 == 0]  # DTA text
+    assert odd.count("1") >= 5, rows
+    assert even.count("0") >= 5, rows
+    assert report.kept == odd.count("1") + even.count("1")
+
+
+def test_seed_std_filter_keeps_binarized_text(mixed_pdf, tmp_path):
+    """The documented failure of the seed rule, kept available as --filter std."""
+    archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", filter="std", size=64)
+    with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    text_kept = [r for r in rows if int(r["page"]) % 2 == 0 and r["kept"] == "1"]
+    assert len(text_kept) >= 3
+    assert all(r["reason"].startswith("std") for r in rows)
+
+
+def test_interrupted_run_resumes_to_the_same_zip(mixed_pdf, tmp_path):
+    full = tmp_path / "full.zip"
+    archive.build_dataset([mixed_pdf], full, size=96, filter="std", threshold=0)
+
+    out = tmp_path / "resumed.zip"
+
+    def stop_after_7(event):
+        if event.done == 7:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        archive.build_dataset(
+            [mixed_pdf], out, size=96, filter="std", threshold=0, progress=stop_after_7
+        )
+    assert not out.exists() and (tmp_path / "resumed.zip.partial").exists()
+    with pytest.raises(ArchiveError, match="--resume"):
+        archive.build_dataset([mixed_pdf], out, size=96, filter="std", threshold=0)
+    report = archive.build_dataset([mixed_pdf], out, size=96, filter="std", threshold=0, resume=True)
+    assert report.resumed == 7 and report.pages == 12
+    assert entries(out) == entries(full)
+
+
+def test_workers_keep_the_order_and_the_bytes(mixed_pdf, tmp_path):
+    one = tmp_path / "one.zip"
+    two = tmp_path / "two.zip"
+    archive.build_dataset([mixed_pdf], one, size=64)
+    archive.build_dataset([mixed_pdf], two, size=64, workers=2)
+    assert list(entries(one)) == list(entries(two))
+    assert entries(one) == entries(two)
+
+
+def test_render_path_and_page_selection(tmp_path, shared_data):
+    born_digital = text_pdf(tmp_path / "text.pdf", pages=3)
+    scan = shared_data / "pdfs" / "lichtenstein.pdf"
+    report = archive.build_dataset(
+        [born_digital, scan], tmp_path / "ds.zip", size=64, pages="2-", filter="std", threshold=0
+    )
+    with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    assert [(r["source"], r["page"]) for r in rows] == [("text", "2"), ("text", "3")]
+    assert report.pages == 2
+
+
+def test_rotated_scan_page_comes_out_upright(pages, tmp_path):
+    portrait = next(p for p, label in pages if "/DRAW/atrium-34" in str(p))
+    pdf = scans_pdf(tmp_path / "rot.pdf", [portrait], rotate=90)
+    archive.build_dataset([pdf], tmp_path / "ds.zip", size=64, resize="stretch",
+                          filter="std", threshold=0)
+    doc = pymupdf.open(pdf)
+    pix = doc[0].get_pixmap(matrix=pymupdf.Matrix(0.2, 0.2))
+    viewer = Image.frombytes("RGB", (pix.width, pix.height), pix.samples).resize((64, 64))
+    with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
+        ours = Image.open(io.BytesIO(zf.read("images/rot_p00001.jpg"))).convert("RGB")
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    assert int(rows[0]["width"]) > int(rows[0]["height"])  # landscape once rotated
+    diff = sum(abs(a - b) for a, b in zip(ours.tobytes(), viewer.tobytes(), strict=True))
+    assert diff / (64 * 64 * 3) < 25, "the page must look as a PDF viewer shows it"
+
+
+def test_pad_uses_the_paper_colour():
+    page = Image.new("RGB", (300, 600), (236, 226, 196))
+    page.paste((20, 20, 20), (100, 100, 200, 500))
+    assert paper_colour(page) == (236, 226, 196)
+    out = fit(page, 128, "pad")
+    assert out.size == (128, 128) and out.getpixel((2, 64)) == (236, 226, 196)
+    assert fit(page, 128, "crop").getpixel((64, 64)) == (20, 20, 20)
+
+
+def test_page_ranges_and_safe_names():
+    assert parse_pages("1-3,5,9-", 10) == [0, 1, 2, 4, 8, 9]
+    with pytest.raises(ArchiveError):
+        parse_pages("x-2", 10)
+    names = source_names([Path("../../x.pdf"), Path("a\nb.pdf"), Path("Ärger é.pdf"),
+                          Path("x" * 300 + ".pdf"), Path("x.pdf")])
+    assert names[0] == "x" and names[4] == "x_2"
+    assert all("/" not in n and "\n" not in n and len(n) <= 80 for n in names)
