@@ -15,6 +15,8 @@ import gradio as gr
 from archive import ArchiveError, serverpath
 from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
+from lora import ui as lora_ui
+from ondemand import gpu
 
 STRINGS = json.loads((Path(__file__).with_name("ui_strings.json")).read_text(encoding="utf-8"))
 I18N = gr.I18n(**STRINGS)
@@ -92,9 +94,50 @@ def archive_tab() -> None:
     )
 
 
+@gpu(duration=lora_ui.gpu_duration)
+def _lora_generate(prompt, negative, scale, steps, guidance, seed, size, few_step):
+    return lora_ui.generate_for_ui(prompt, negative, scale, steps, guidance, seed, size, few_step)
+
+
+def lora_run(prompt, negative, scale, steps, guidance, seed, size, few_step, gallery):
+    """One image per click, added in front of the earlier ones."""
+    try:
+        image, caption = _lora_generate(
+            prompt, negative, scale, int(steps), guidance, int(seed), int(size), few_step
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise gr.Error(str(exc)) from None
+    return [(image, caption)] + list(gallery or [])
+
+
 def lora_tab() -> None:
     gr.Markdown(t("lora_intro"))
-    gr.Markdown(t("lora_shell"))
+    gr.Markdown(lora_ui.model_status())
+    with gr.Row():
+        with gr.Column():
+            prompt = gr.Textbox(label=t("lora_prompt"), value=lora_ui.EXAMPLE_PROMPTS[0], lines=2)
+            negative = gr.Textbox(label=t("lora_negative"), value=lora_ui.DEFAULT_NEGATIVE)
+            with gr.Row():
+                scale = gr.Slider(0, 1.5, value=0.8, step=0.05, label=t("lora_scale"))
+                steps = gr.Slider(1, 60, value=30, step=1, label=t("lora_steps"))
+                guidance = gr.Slider(0, 15, value=7, step=0.5, label=t("lora_guidance"))
+            with gr.Row():
+                seed = gr.Number(value=-1, precision=0, label=t("lora_seed"))
+                dice = gr.Button(t("lora_dice"), size="sm")
+                size = gr.Dropdown(lora_ui.SIZES, value=1024, label=t("lora_size"))
+            few_step = gr.Checkbox(value=False, label=t("lora_few_step"))
+            run = gr.Button(t("lora_run"), variant="primary")
+            gr.Examples([[p] for p in lora_ui.EXAMPLE_PROMPTS], [prompt], label=t("lora_examples"))
+        with gr.Column():
+            gallery = gr.Gallery(label=t("lora_gallery"), columns=2, height=560)
+    dice.click(lora_ui.random_seed, None, seed, api_visibility="private")
+    run.click(
+        lora_run,
+        [prompt, negative, scale, steps, guidance, seed, size, few_step, gallery],
+        gallery,
+        concurrency_limit=1,
+        concurrency_id="lora",
+    )
 
 
 def build_app() -> gr.Blocks:

@@ -171,7 +171,7 @@ def process_page(
         verdict = filt.judge(page.preview)
         jpeg = thumb = None
         if verdict.kept and not opts.scan_only:
-            fitted = fit(page.full(), opts.size, opts.resize)
+            fitted = fit(page.full(min_side=opts.size), opts.size, opts.resize)
             jpeg = encode_jpeg(fitted, opts.quality)
             if opts.thumbnails:
                 thumb = fitted.resize((192, 192), Image.Resampling.BILINEAR)

@@ -11,20 +11,26 @@ page so its cache does not grow with the file.
 from __future__ import annotations
 
 import io
+import math
+import re
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pymupdf
-from PIL import Image
+# PyMuPDF 2 imports its ONNX layout analyser eagerly (about 1 s and 100 MB per
+# process, paid again by every worker); page rasterising never uses it.
+sys.modules.setdefault("pymupdf.layout", None)  # type: ignore[arg-type]
+import pymupdf  # noqa: E402
+from PIL import Image  # noqa: E402
 
-from archive.errors import ArchiveError, BadPage
+from archive.errors import ArchiveError, BadPage  # noqa: E402
 
 # A page may not decode to more pixels than this (a decompression bomb guard).
 MAX_PIXELS = 200_000_000
 # The reduced image the filter sees: its longer side is at least this.
-PREVIEW_SIDE = 480
+PREVIEW_SIDE = 360
 # A single image must cover this much of the page to count as "the scan".
 FULL_PAGE_COVER = 0.85
 
@@ -49,10 +55,19 @@ class Page:
     def number(self) -> int:
         return self.index + 1
 
-    def full(self) -> Image.Image:
-        """The page at full scale; decoded only for kept pages."""
+    def full(self, min_side: int | None = None) -> Image.Image:
+        """The page at full scale; decoded only for kept pages.
+
+        With ``min_side``, a JPEG scan is decoded at the smallest DCT scale whose
+        shorter side still reaches it: the output is resized to that size anyway,
+        and decoding a 300-dpi scan at 1/2 is four times cheaper than at 1/1.
+        """
         if self.jpeg is not None:
             img = _open_image(self.jpeg)
+            if min_side:
+                f = min_side / min(img.width, img.height)
+                if f < 1:
+                    img.draft("RGB", (math.ceil(img.width * f), math.ceil(img.height * f)))
             img.load()
             return _rotate(img, self.rotation)
         page = self.doc[self.index]
@@ -149,26 +164,63 @@ def iter_pages(
 
 
 def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int, int] | None:
-    """The page's JPEG bytes when the page is exactly one full-page, unmasked JPEG."""
+    """The page's JPEG bytes when the page is exactly one full-page, upright, unmasked JPEG."""
     images = page.get_images(full=True)
     if len(images) != 1:
         return None
-    xref, smask, w, h, _bpc, _cs, _alt, _name, filt = images[0][:9]
+    xref, smask, w, h, _bpc, _cs, _alt, name, filt = images[0][:9]
     if smask or filt != "DCTDecode":
         return None
     if w * h > MAX_PIXELS:
         raise BadPage(f"embedded image {w}x{h} px exceeds the {MAX_PIXELS:,} px limit")
-    bbox, matrix = page.get_image_bbox(images[0], transform=True)
-    if matrix.b or matrix.c or matrix.a <= 0 or matrix.d <= 0:
-        return None  # flipped or skewed placement: let MuPDF render it
-    area = page.rect.width * page.rect.height
-    cover = (bbox & page.rect).get_area() / area if area else 0
-    if cover < FULL_PAGE_COVER:
+    box = _placement(page.read_contents(), name)
+    if box is None:
+        return None
+    crop = page.cropbox  # unrotated page space; y-flip does not change areas
+    x0, y0, x1, y1 = box
+    page_h = page.mediabox.height
+    placed = pymupdf.Rect(x0, page_h - y1, x1, page_h - y0)
+    area = crop.width * crop.height
+    if not area or (placed & crop).get_area() / area < FULL_PAGE_COVER:
         return None
     data = doc.xref_stream_raw(xref)
     if not data or data[:2] != b"\xff\xd8":
         return None
     return data, w, h
+
+
+_NUM = rb"[-+]?(?:\d+\.?\d*|\.\d+)"
+_CM = re.compile(rb"\s*(" + rb"\s+".join([_NUM] * 6) + rb")\s+cm")
+
+
+def _placement(contents: bytes, name: str) -> tuple[float, float, float, float] | None:
+    """Where a content stream of the form ``q [a b c d e f cm]... /Name Do Q`` puts the image.
+
+    Reading the few bytes of a scanner's content stream is much cheaper than asking
+    MuPDF for image rectangles, which decodes the image. Anything more complex (text,
+    paths, clipping, several images) returns None and the page is rendered instead.
+    """
+    text = contents.strip()
+    if len(text) > 512 or not text.startswith(b"q") or not text.endswith(b"Q"):
+        return None
+    body = text[1:-1]
+    a, b, c, d, e, f = 1.0, 0.0, 0.0, 1.0, 0.0, 0.0
+    pos = 0
+    while True:
+        m = _CM.match(body, pos)
+        if not m:
+            break
+        na, nb, nc, nd, ne, nf = (float(v) for v in m.group(1).split())
+        # new CTM = M x CTM (PDF row-vector convention)
+        a, b, c, d, e, f = (
+            na * a + nb * c, na * b + nb * d, nc * a + nd * c, nc * b + nd * d,
+            ne * a + nf * c + e, ne * b + nf * d + f,
+        )
+        pos = m.end()
+    rest = body[pos:].split()
+    if rest != [b"/" + name.encode(), b"Do"] or b or c or a <= 0 or d <= 0:
+        return None
+    return e, f, e + a, f + d
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:

@@ -1,0 +1,183 @@
+"""Archive throughput and memory against its peers, on one synthetic magazine.
+
+In one run, on the same file:
+  * ``python -m archive`` (ours, 2 workers for speed, 1 worker for memory);
+  * pdf2image: ``convert_from_path`` at 144 dpi (2 pdftoppm threads), feeding the
+    same std -> resize -> JPEG steps;
+  * the seed's loop as written: PyMuPDF ``Matrix(2, 2)`` for every page.
+Then ours again on a >= 2 GB version of the PDF, to show peak RSS stays flat.
+
+    python bench/archive_bench.py [--pages 120] [--big-gb 2.0] [--skip-big]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.magazine import page_pool, pages_for_gb, write_magazine_pdf  # noqa: E402
+
+
+def measure(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) of the whole process tree, and stdout."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    peak = [0.0]
+
+    def sample() -> None:
+        p = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                tree = [p, *p.children(recursive=True)]
+                peak[0] = max(peak[0], sum(q.memory_info().rss for q in tree) / 2**20)
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    t0 = time.perf_counter()
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    seconds = time.perf_counter() - t0
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed with exit {proc.returncode}")
+    return seconds, peak[0], out
+
+
+# --- peers, each run in its own process by the same script -------------------------------
+
+
+def _std_resize_write(img, zf: zipfile.ZipFile, name: str) -> bool:
+    """The seed's steps after rasterising: grayscale std > 45, 1024 LANCZOS, JPEG 92."""
+    import numpy as np
+    from PIL import Image
+
+    if float(np.asarray(img.convert("L"), dtype=np.float32).std()) <= 45:
+        return False
+    out = img.convert("RGB").resize((1024, 1024), Image.Resampling.LANCZOS)
+    buf = io.BytesIO()
+    out.save(buf, format="JPEG", quality=92)
+    zf.writestr(name, buf.getvalue())
+    return True
+
+
+def peer_seed(pdf: str, out: str) -> None:
+    import pymupdf
+    from PIL import Image
+
+    kept = 0
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        doc = pymupdf.open(pdf)
+        for i, page in enumerate(doc):
+            pix = page.get_pixmap(matrix=pymupdf.Matrix(2, 2))
+            img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+            kept += _std_resize_write(img, zf, f"p{i:05d}.jpg")
+    print(f"kept {kept}")
+
+
+def peer_pdf2image(pdf: str, out: str) -> None:
+    from pdf2image import convert_from_path, pdfinfo_from_path
+
+    pages = pdfinfo_from_path(pdf)["Pages"]
+    kept = 0
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for first in range(1, pages + 1, 8):  # batches keep its memory bounded
+            last = min(pages, first + 7)
+            images = convert_from_path(pdf, dpi=144, first_page=first, last_page=last,
+                                       thread_count=2)
+            for k, img in enumerate(images):
+                kept += _std_resize_write(img, zf, f"p{first + k:05d}.jpg")
+            del images
+    print(f"kept {kept}")
+
+
+# --- the bench -------------------------------------------------------------------------
+
+
+def run_ours(pdf: Path, out: Path, workers: int) -> tuple[float, float, int]:
+    out.unlink(missing_ok=True)
+    seconds, peak, _ = measure([sys.executable, "-m", "archive", str(pdf), "-o", str(out),
+                                "--workers", str(workers)])
+    with zipfile.ZipFile(out) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    return seconds, peak, sum(r["kept"] == "1" for r in rows)
+
+
+def filter_quality(out: Path, kinds: list[str]) -> str:
+    with zipfile.ZipFile(out) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+    kept = [r["kept"] == "1" for r in rows]
+    plates = [k for k, kind in zip(kept, kinds, strict=True) if kind == "plate"]
+    texts = [k for k, kind in zip(kept, kinds, strict=True) if kind == "text"]
+    return (f"plates kept {sum(plates)}/{len(plates)}, "
+            f"text pages dropped {len(texts) - sum(texts)}/{len(texts)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=120)
+    parser.add_argument("--big-gb", type=float, default=2.0)
+    parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--peer", choices=["seed", "pdf2image"], help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.peer:
+        {"seed": peer_seed, "pdf2image": peer_pdf2image}[args.peer](*args.args)
+        return
+
+    with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
+        tmp = Path(tmp)
+        pool = page_pool()
+        small = tmp / "magazine.pdf"
+        kinds = write_magazine_pdf(small, args.pages, pool)
+        mb = small.stat().st_size / 2**20
+        print(f"bench file: {args.pages} pages of 300-dpi JPEG scans, {mb:.0f} MB, "
+              f"{kinds.count('plate')} engraving plates\n")
+        rows = []
+        s, rss, kept = run_ours(small, tmp / "ours2.zip", workers=2)
+        rows.append(("archive --workers 2", s, rss, kept))
+        print(f"  filter on the bench file: {filter_quality(tmp / 'ours2.zip', kinds)}")
+        s1, rss1, kept1 = run_ours(small, tmp / "ours1.zip", workers=1)
+        rows.append(("archive --workers 1", s1, rss1, kept1))
+        for peer in ("pdf2image", "seed"):
+            out = tmp / f"{peer}.zip"
+            s, rss, text = measure([sys.executable, __file__, "--peer", peer, str(small),
+                                    str(out)])
+            rows.append((f"{peer} (144 dpi)" if peer == "pdf2image" else "seed loop (2x)",
+                         s, rss, int(text.split()[-1])))
+        ours = rows[0][1]
+        print(f"\n{'tool':<22}{'pages/s':>9}{'seconds':>9}{'peak RSS MB':>13}{'kept':>6}"
+              f"{'ours is x faster':>18}")
+        for name, s, rss, kept in rows:
+            print(f"{name:<22}{args.pages / s:>9.1f}{s:>9.1f}{rss:>13.0f}{kept:>6}"
+                  f"{s / ours:>18.2f}")
+
+        if args.skip_big:
+            return
+        big = tmp / "magazine-big.pdf"
+        n = pages_for_gb(args.big_gb, pool)
+        write_magazine_pdf(big, n, pool, seed=1)
+        small.unlink()
+        gb = big.stat().st_size / 2**30
+        sb, rssb, _ = run_ours(big, tmp / "big.zip", workers=1)
+        print(f"\nlarge file: {n} pages, {gb:.2f} GB")
+        print(f"  archive --workers 1: {n / sb:.1f} pages/s, peak RSS {rssb:.0f} MB "
+              f"(small file {rss1:.0f} MB, {(rssb - rss1) / rss1:+.1%})")
+
+
+if __name__ == "__main__":
+    main()
