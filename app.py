@@ -23,6 +23,7 @@ I18N = gr.I18n(**STRINGS)
 
 MAX_FILE_SIZE = os.environ.get("BORDE_MAX_UPLOAD", "2gb")
 QUEUE_MAX = int(os.environ.get("BORDE_QUEUE_MAX", "16"))
+MAX_PAGES = int(os.environ.get("BORDE_MAX_PAGES", "3000"))
 # Uploads and outputs older than an hour are swept every hour.
 DELETE_CACHE = (3600, 3600)
 
@@ -49,7 +50,7 @@ def archive_run(uploads, server, filt, threshold, size, caption, trigger, progre
         yield message, [], None, None
         return
     options = dict(filter=filt, threshold=cut, size=int(size), caption=caption,
-                   trigger=(trigger or "").strip() or None)
+                   trigger=(trigger or "").strip() or None, max_pages=MAX_PAGES)
     try:
         for snap in archive_ui.run_job(paths, **options):
             if snap.error:

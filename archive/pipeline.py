@@ -50,6 +50,7 @@ class Options:
     scale: float = 2.0
     overwrite: bool = False
     thumbnails: bool = False
+    max_pages: int | None = None  # a public Space caps a job; the CLI does not
 
     def check(self) -> Options:
         if self.filter not in FILTER_NAMES:
@@ -245,6 +246,12 @@ def iter_build(
         doc.close()
         indices = parse_pages(opts.pages, count) if opts.pages else list(range(count))
         plan.append((pdf, source, indices))
+    pages_total = sum(len(idx) for _, _, idx in plan)
+    if opts.max_pages is not None and pages_total > opts.max_pages:
+        raise ArchiveError(
+            f"{pages_total} pages is more than the {opts.max_pages} a job may have here "
+            "(BORDE_MAX_PAGES); split it with --pages, or run `python -m archive` yourself"
+        )
     filt = make_filter(opts.filter, opts.threshold, opts.min_figure_area)
     out = Path(out)
     if opts.scan_only:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import sys
 import warnings
@@ -27,8 +28,10 @@ from PIL import Image  # noqa: E402
 
 from archive.errors import ArchiveError, BadPage  # noqa: E402
 
-# A page may not decode to more pixels than this (a decompression bomb guard).
-MAX_PIXELS = 200_000_000
+# A page may not decode to more pixels than this (a decompression bomb guard);
+# self-hosters with bigger plates raise it with BORDE_MAX_PIXELS.
+MAX_PIXELS = int(os.environ.get("BORDE_MAX_PIXELS", 150_000_000))
+_OVER_LIMIT = f"exceeds the {MAX_PIXELS:,} px limit (raise it with BORDE_MAX_PIXELS)"
 # The reduced image the filter sees: its longer side is at least this.
 PREVIEW_SIDE = 360
 # A single image must cover this much of the page to count as "the scan".
@@ -172,7 +175,7 @@ def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int,
     if smask or filt != "DCTDecode":
         return None
     if w * h > MAX_PIXELS:
-        raise BadPage(f"embedded image {w}x{h} px exceeds the {MAX_PIXELS:,} px limit")
+        raise BadPage(f"embedded image {w}x{h} px {_OVER_LIMIT}")
     box = _placement(page.read_contents(), name)
     if box is None:
         return None
@@ -245,14 +248,15 @@ def _render(page: pymupdf.Page, zoom: float) -> Image.Image:
 
 
 def _open_image(data: bytes) -> Image.Image:
+    """Open (header only) and refuse a bomb before a single pixel is decoded."""
     with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
             img = Image.open(io.BytesIO(data))
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        except Image.DecompressionBombError as exc:
             raise BadPage(f"image too large ({_short(exc)})") from None
     if img.width * img.height > MAX_PIXELS:
-        raise BadPage(f"image {img.width}x{img.height} px exceeds the {MAX_PIXELS:,} px limit")
+        raise BadPage(f"image {img.width}x{img.height} px {_OVER_LIMIT}")
     return img
 
 

@@ -1,0 +1,138 @@
+"""Hostile and odd inputs to the archive: bombs, huge pages, server paths, page caps."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import pymupdf
+import pytest
+from PIL import Image
+
+import archive
+from archive import serverpath
+from archive.errors import ArchiveError
+from archive.ui import run_job
+from tests.pdf_factory import labelled_pages, scans_pdf
+
+
+def _jpeg(size=(64, 80), colour=(120, 90, 60)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, colour).save(buf, format="JPEG")
+    return buf.getvalue()
+
+
+def _claim_size(jpeg: bytes, w: int, h: int) -> bytes:
+    """Rewrite the SOF0 header so the JPEG claims w x h pixels."""
+    i = jpeg.index(b"\xff\xc0")
+    return jpeg[: i + 5] + h.to_bytes(2, "big") + w.to_bytes(2, "big") + jpeg[i + 9 :]
+
+
+def _one_image_pdf(out: Path, data: bytes, width: int, height: int, media=(612, 792)) -> Path:
+    """A hand-written PDF whose page is one DCT image with the given /Width /Height."""
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Count 1 /Kids [3 0 R] >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {media[0]} {media[1]}] "
+        f"/Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>".encode(),
+    ]
+    content = f"q {media[0]} 0 0 {media[1]} 0 0 cm /Im0 Do Q".encode()
+    objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objs.append(
+        f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} /ColorSpace "
+        f"/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length {len(data)} >>\nstream\n"
+        .encode() + data + b"\nendstream"
+    )
+    body, offsets = b"%PDF-1.7\n", []
+    for n, o in enumerate(objs, 1):
+        offsets.append(len(body))
+        body += f"{n} 0 obj\n".encode() + o + b"\nendobj\n"
+    xref = len(body)
+    body += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
+    body += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    body += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out.write_bytes(body)
+    return out
+
+
+def _manifest(zip_path: Path) -> list[dict]:
+    with zipfile.ZipFile(zip_path) as zf:
+        return list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
+
+
+def test_image_claiming_100k_by_100k_is_a_bad_page_not_a_crash(tmp_path):
+    pdf = _one_image_pdf(tmp_path / "bomb.pdf", _jpeg(), 100_000, 100_000)
+    report = archive.build_dataset([pdf], tmp_path / "o.zip", size=64)
+    rows = _manifest(tmp_path / "o.zip")
+    assert report.bad == 1 and rows[0]["kept"] == "0"
+    assert "limit" in rows[0]["reason"] and "BORDE_MAX_PIXELS" in rows[0]["reason"]
+
+
+def test_jpeg_header_bomb_is_refused_before_decoding(tmp_path):
+    lying = _claim_size(_jpeg(), 60_000, 60_000)
+    pdf = _one_image_pdf(tmp_path / "liar.pdf", lying, 64, 80)
+    archive.build_dataset([pdf], tmp_path / "o.zip", size=64, filter="std", threshold=-1)
+    row = _manifest(tmp_path / "o.zip")[0]
+    assert row["kept"] == "0" and ("limit" in row["reason"] or "too large" in row["reason"])
+
+
+def test_absurd_mediabox_renders_within_the_pixel_budget(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=14400, height=14400)  # the PDF maximum, 200 inches square
+    page.draw_rect(pymupdf.Rect(1000, 1000, 13000, 13000), color=(0, 0, 0), fill=(0.3, 0.3, 0.3))
+    doc.save(tmp_path / "huge.pdf")
+    report = archive.build_dataset([tmp_path / "huge.pdf"], tmp_path / "o.zip", size=64,
+                                   filter="std", threshold=-1, scale=2.0)
+    row = _manifest(tmp_path / "o.zip")[0]
+    assert report.kept == 1
+    assert int(row["width"]) * int(row["height"]) <= 150_000_000 * 1.01
+
+
+def test_page_cap_names_the_limit(shared_data, tmp_path):
+    pages = [p for p, _ in labelled_pages(shared_data)][:5]
+    pdf = scans_pdf(tmp_path / "five.pdf", pages)
+    with pytest.raises(ArchiveError, match="BORDE_MAX_PAGES"):
+        archive.build_dataset([pdf], tmp_path / "o.zip", max_pages=4)
+    assert not list(tmp_path.glob("o.zip*"))
+
+
+def test_server_path_never_leaves_the_data_folder(tmp_path, shared_data, monkeypatch):
+    root = tmp_path / "data"
+    (root / "scans").mkdir(parents=True)
+    real = shared_data / "pdfs" / "linn.pdf"
+    (root / "scans" / "linn.pdf").write_bytes(real.read_bytes())
+    os.symlink(real, root / "escape.pdf")
+    os.symlink(shared_data / "pdfs", root / "linked-dir")
+    (tmp_path / "secret.pdf").write_bytes(real.read_bytes())
+    monkeypatch.setenv("BORDE_DATA_DIR", str(root))
+    assert serverpath.list_pdfs() == ["scans/linn.pdf"]
+    assert serverpath.resolve_choice("scans/linn.pdf") == (root / "scans" / "linn.pdf").resolve()
+    for bad in ("../secret.pdf", str(tmp_path / "secret.pdf"), "escape.pdf",
+                "linked-dir/linn.pdf", "scans/../../secret.pdf", "scans"):
+        with pytest.raises(ArchiveError):
+            serverpath.resolve_choice(bad)
+    monkeypatch.setenv("BORDE_DATA_DIR", str(tmp_path / "absent"))
+    assert serverpath.data_dir() is None and serverpath.list_pdfs() == []
+
+
+def test_ui_job_streams_snapshots_and_ends_with_histogram(shared_data, tmp_path):
+    pages = labelled_pages(shared_data)
+    pick = [p for p, _ in pages if "/DRAW/" in str(p)][:2]
+    pick += [p for p, _ in pages if "dta" in str(p)][:2]
+    pdf = scans_pdf(tmp_path / "job.pdf", pick)
+    snaps = list(run_job([pdf], work_dir=tmp_path, every=1, size=64))
+    last = snaps[-1]
+    assert last.error is None and last.zip_path and last.zip_path.exists()
+    assert last.histogram is not None and last.histogram.size[0] > 200
+    assert [s.done for s in snaps[:-1]] == sorted(s.done for s in snaps[:-1])
+    assert len(last.gallery) == last.report.kept
+
+
+def test_ui_job_error_points_at_resume(tmp_path):
+    fake = tmp_path / "x.pdf"
+    fake.write_text("hello")
+    snaps = list(run_job([fake], work_dir=tmp_path))
+    assert snaps[-1].error and "not a PDF" in snaps[-1].error
