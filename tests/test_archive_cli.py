@@ -28,8 +28,12 @@ def run_cli(*args: str, limit_bytes: int | None = None, timeout: float = 120):
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
     return subprocess.run(
-        [sys.executable, "-m", "archive", *args], cwd=ROOT, capture_output=True, text=True,
-        timeout=timeout, preexec_fn=limit,
+        [sys.executable, "-m", "archive", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
     )
 
 
@@ -45,7 +49,9 @@ def assert_clear_error(proc, *words: str) -> None:
 def crcs(path: Path) -> dict[str, object]:
     with zipfile.ZipFile(path) as zf:
         out: dict[str, object] = {i.filename: i.CRC for i in zf.infolist()}
-        out["manifest.csv"] = [r[:-1] for r in csv.reader(io.StringIO(zf.read("manifest.csv").decode()))]
+        out["manifest.csv"] = [
+            r[:-1] for r in csv.reader(io.StringIO(zf.read("manifest.csv").decode()))
+        ]
     return out
 
 
@@ -70,7 +76,9 @@ def test_not_a_pdf_empty_and_missing(tmp_path, shared_data):
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(b"")
     assert_clear_error(run_cli(str(empty), "-o", str(tmp_path / "o.zip")), "empty")
-    assert_clear_error(run_cli(str(tmp_path / "nope.pdf"), "-o", str(tmp_path / "o.zip")), "no such")
+    assert_clear_error(
+        run_cli(str(tmp_path / "nope.pdf"), "-o", str(tmp_path / "o.zip")), "no such"
+    )
     assert not list(tmp_path.glob("o.zip*"))
 
 
@@ -91,7 +99,9 @@ def test_encrypted_pdf_needs_its_password(pdf, tmp_path):
     out = tmp_path / "o.zip"
     assert_clear_error(run_cli(str(locked), "-o", str(out)), "encrypted", "--password")
     assert_clear_error(run_cli(str(locked), "-o", str(out), "--password", "nope"), "wrong password")
-    ok = run_cli(str(locked), "-o", str(out), "--password", "secret", "--size", "64", "--pages", "1-2")
+    ok = run_cli(
+        str(locked), "-o", str(out), "--password", "secret", "--size", "64", "--pages", "1-2"
+    )
     assert ok.returncode == 0, ok.stderr
     assert zipfile.ZipFile(out).testzip() is None
 
@@ -105,7 +115,9 @@ def test_truncated_pdf_never_crashes(pdf, tmp_path):
         proc = run_cli(str(broken), "-o", str(out), "--size", "64")
         assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr, proc.stderr
         if proc.returncode == 0:
-            rows = list(csv.DictReader(io.StringIO(zipfile.ZipFile(out).read("manifest.csv").decode())))
+            rows = list(
+                csv.DictReader(io.StringIO(zipfile.ZipFile(out).read("manifest.csv").decode()))
+            )
             assert rows, "a repaired PDF still lists its pages"
 
 
@@ -119,15 +131,19 @@ def test_scan_only_writes_the_manifest_and_a_histogram(pdf, tmp_path):
     proc = run_cli(str(pdf), "-o", str(tmp_path / "scan.csv"), "--scan-only")
     assert proc.returncode == 0, proc.stderr
     assert "<- threshold" in proc.stdout and "pages/s" in proc.stdout
-    rows = list(csv.DictReader(open(tmp_path / "scan.csv")))
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "scan.csv").read_text())))
     assert len(rows) == 16 and not (tmp_path / "scan.zip").exists()
 
 
 def test_read_only_output_folder(pdf, tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a read-only tmpfs here (needs root)")
     try:
         assert_clear_error(run_cli(str(pdf), "-o", str(ro / "o.zip")), "read-only")
@@ -139,8 +155,9 @@ def test_full_disk_keeps_the_partial_and_resumes(pdf, tmp_path):
     reference = tmp_path / "ref.zip"
     assert run_cli(str(pdf), "-o", str(reference), "--size", "256").returncode == 0
     out = tmp_path / "o.zip"
-    full = run_cli(str(pdf), "-o", str(out), "--size", "256",
-                   limit_bytes=reference.stat().st_size // 2)
+    full = run_cli(
+        str(pdf), "-o", str(out), "--size", "256", limit_bytes=reference.stat().st_size // 2
+    )
     assert_clear_error(full, "disk full", "--resume")
     partial = tmp_path / "o.zip.partial"
     assert partial.exists() and partial.stat().st_size > 0 and not out.exists()
@@ -160,9 +177,12 @@ def test_sigkill_at_random_points_then_resume(scans, tmp_path):
     rng = random.Random(7)
     for attempt in range(2):
         extra = ["--resume"] if attempt else []
-        proc = subprocess.Popen([sys.executable, "-m", "archive", str(big), "-o", str(out),
-                                 *args, *extra], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "archive", str(big), "-o", str(out), *args, *extra],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while not partial.exists() and time.monotonic() < deadline:
             time.sleep(0.05)

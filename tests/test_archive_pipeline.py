@@ -56,7 +56,14 @@ def test_builds_the_documented_zip(mixed_pdf, tmp_path):
         manifest = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
         meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
         assert list(manifest[0]) == [
-            "source", "page", "kept", "score", "reason", "width", "height", "ms"
+            "source",
+            "page",
+            "kept",
+            "score",
+            "reason",
+            "width",
+            "height",
+            "ms",
         ]
         assert [int(r["page"]) for r in manifest] == list(range(1, 13))
         kept = [r for r in manifest if r["kept"] == "1"]
@@ -66,7 +73,11 @@ def test_builds_the_documented_zip(mixed_pdf, tmp_path):
             img = Image.open(io.BytesIO(zf.read(row["file_name"])))
             assert img.size == (128, 128) and img.format == "JPEG"
             caption = zf.read(row["file_name"].replace(".jpg", ".txt")).decode()
-            assert caption == row["text"] == f"imperial, an engraving from magazine_1890, page {row['page']}"
+            assert (
+                caption
+                == row["text"]
+                == f"imperial, an engraving from magazine_1890, page {row['page']}"
+            )
             assert set(row) >= {"file_name", "text", "source", "page", "score"}
     assert meta[0]["file_name"].startswith("images/magazine_1890_p000")
 
@@ -109,7 +120,9 @@ def test_interrupted_run_resumes_to_the_same_zip(mixed_pdf, tmp_path):
     assert not out.exists() and (tmp_path / "resumed.zip.partial").exists()
     with pytest.raises(ArchiveError, match="--resume"):
         archive.build_dataset([mixed_pdf], out, size=96, filter="std", threshold=0)
-    report = archive.build_dataset([mixed_pdf], out, size=96, filter="std", threshold=0, resume=True)
+    report = archive.build_dataset(
+        [mixed_pdf], out, size=96, filter="std", threshold=0, resume=True
+    )
     assert report.resumed == 7 and report.pages == 12
     assert entries(out) == entries(full)
 
@@ -138,8 +151,9 @@ def test_render_path_and_page_selection(tmp_path, shared_data):
 def test_rotated_scan_page_comes_out_upright(pages, tmp_path):
     portrait = next(p for p, label in pages if "/DRAW/atrium-34" in str(p))
     pdf = scans_pdf(tmp_path / "rot.pdf", [portrait], rotate=90)
-    archive.build_dataset([pdf], tmp_path / "ds.zip", size=64, resize="stretch",
-                          filter="std", threshold=0)
+    archive.build_dataset(
+        [pdf], tmp_path / "ds.zip", size=64, resize="stretch", filter="std", threshold=0
+    )
     doc = pymupdf.open(pdf)
     pix = doc[0].get_pixmap(matrix=pymupdf.Matrix(0.2, 0.2))
     viewer = Image.frombytes("RGB", (pix.width, pix.height), pix.samples).resize((64, 64))
@@ -164,7 +178,14 @@ def test_page_ranges_and_safe_names():
     assert parse_pages("1-3,5,9-", 10) == [0, 1, 2, 4, 8, 9]
     with pytest.raises(ArchiveError):
         parse_pages("x-2", 10)
-    names = source_names([Path("../../x.pdf"), Path("a\nb.pdf"), Path("Ärger é.pdf"),
-                          Path("x" * 300 + ".pdf"), Path("x.pdf")])
+    names = source_names(
+        [
+            Path("../../x.pdf"),
+            Path("a\nb.pdf"),
+            Path("Ärger é.pdf"),
+            Path("x" * 300 + ".pdf"),
+            Path("x.pdf"),
+        ]
+    )
     assert names[0] == "x" and names[4] == "x_2"
     assert all("/" not in n and "\n" not in n and len(n) <= 80 for n in names)
