@@ -189,3 +189,16 @@ def test_page_ranges_and_safe_names():
     )
     assert names[0] == "x" and names[4] == "x_2"
     assert all("/" not in n and "\n" not in n and len(n) <= 80 for n in names)
+
+
+def test_hugging_face_datasets_reads_the_zip(mixed_pdf, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    out = tmp_path / "ds.zip"
+    report = archive.build_dataset([mixed_pdf], out, size=64)
+    ds = datasets.load_dataset(
+        "imagefolder", data_files=str(out), split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert ds.num_rows == report.kept
+    assert ds[0]["image"].size == (64, 64)
+    assert ds[0]["text"].startswith("an engraving from magazine_1890, page ")
+    assert set(ds.column_names) >= {"image", "text", "source", "page", "score"}
