@@ -74,7 +74,10 @@ class Page:
             img.load()
             return _rotate(img, self.rotation)
         page = self.doc[self.index]
-        return _render(page, self.scale)
+        zoom = self.scale
+        if min_side:  # rendering past the output size only to shrink it again is waste
+            zoom = min(zoom, min_side / max(1e-6, min(page.rect.width, page.rect.height)))
+        return _render(page, zoom)
 
 
 def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
