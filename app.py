@@ -11,12 +11,14 @@ import os
 from pathlib import Path
 
 import gradio as gr
+import pandas as pd
 
 from archive import ArchiveError, serverpath
 from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
 from lora import ui as lora_ui
 from ondemand import gpu
+from vet import ui as vet_ui
 
 STRINGS = json.loads((Path(__file__).with_name("ui_strings.json")).read_text(encoding="utf-8"))
 I18N = gr.I18n(**STRINGS)
@@ -30,9 +32,59 @@ DELETE_CACHE = (3600, 3600)
 t = I18N
 
 
+@gpu(duration=30)
+def _vet_one(photo, lang):
+    return vet_ui.triage_one_for_ui(photo, lang)
+
+
+@gpu(duration=lambda files, lang: 10 + 2 * len(files or []))
+def _vet_many(files, lang):
+    return vet_ui.triage_many_for_ui(files, lang)
+
+
+def vet_run(photo, lang):
+    """One photo: the label with percentages, the urgency badge, the advice, the heatmap."""
+    try:
+        out = _vet_one(photo, lang)
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise gr.Error(str(exc)) from None
+    return out["label"], out["badge"], out["advice"], out["heatmap"]
+
+
+def vet_run_herd(files, lang):
+    """Many photos: one row each, in the order they were given."""
+    try:
+        rows = _vet_many([getattr(f, "name", f) for f in files or []], lang)
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise gr.Error(str(exc)) from None
+    return pd.DataFrame(rows, columns=vet_ui.table_headers(lang))
+
+
 def vet_tab() -> None:
     gr.Markdown(t("vet_intro"))
-    gr.Markdown(t("vet_shell"))
+    lang = gr.Radio([("English", "en"), ("Español", "es")], value="en", label=t("vet_lang"))
+    with gr.Tabs():
+        with gr.Tab(t("vet_one")), gr.Row():
+            with gr.Column():
+                photo = gr.Image(label=t("vet_photo"), type="filepath",
+                                 sources=["upload", "webcam", "clipboard"], height=320)
+                run = gr.Button(t("vet_run"), variant="primary")
+                gr.Markdown(t("vet_tips"))
+                examples = vet_ui.example_photos()
+                if examples:
+                    gr.Examples(examples, [photo], label=t("vet_examples"))
+            with gr.Column():
+                badge = gr.HTML()
+                label = gr.Label(label=t("vet_label"), num_top_classes=3)
+                advice = gr.Markdown()
+                heatmap = gr.Image(label=t("vet_heatmap"), type="pil", interactive=False)
+        with gr.Tab(t("vet_herd")):
+            files = gr.File(label=t("vet_photos"), file_count="multiple", file_types=["image"])
+            run_herd = gr.Button(t("vet_run_herd"), variant="primary")
+            herd = gr.Dataframe(label=t("vet_table"), wrap=True)
+    run.click(vet_run, [photo, lang], [label, badge, advice, heatmap],
+              concurrency_limit=4, concurrency_id="vet")
+    run_herd.click(vet_run_herd, [files, lang], herd, concurrency_limit=4, concurrency_id="vet")
 
 
 def archive_run(uploads, server, filt, threshold, size, caption, trigger, progress=gr.Progress()):
