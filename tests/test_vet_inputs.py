@@ -1,0 +1,164 @@
+"""Bad inputs, the heatmap, the CLI and the model-missing message: never a traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "vet" / "model"
+needs_model = pytest.mark.skipif(not (SHIPPED / "config.json").is_file(),
+                                 reason="no shipped model")
+
+
+def photo(size=(240, 180)) -> Image.Image:
+    """A textured colour image (not a flat colour, so the model has something to see)."""
+    rng = np.random.default_rng(0)
+    arr = (rng.random((size[1], size[0], 3)) * 80 + np.linspace(60, 170, size[0])[None, :, None])
+    return Image.fromarray(arr.astype(np.uint8))
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A valid tiny PNG whose header claims a huge size (a decompression bomb)."""
+    buf = io.BytesIO()
+    Image.new("L", (1, 1)).save(buf, "PNG")
+    data = bytearray(buf.getvalue())
+    ihdr = data[12:29]
+    ihdr[4:12] = struct.pack(">II", width, height)
+    data[12:29] = ihdr
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(ihdr)) & 0xFFFFFFFF)
+    return bytes(data)
+
+
+@pytest.fixture()
+def bad_files(tmp_path):
+    files = {}
+    (tmp_path / "notes.jpg").write_text("this is not an image")
+    files["non_image"] = tmp_path / "notes.jpg"
+    buf = io.BytesIO()
+    photo().save(buf, "JPEG", quality=90)
+    (tmp_path / "truncated.jpg").write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
+    files["truncated"] = tmp_path / "truncated.jpg"
+    (tmp_path / "bomb.png").write_bytes(png_claiming(40_000, 40_000))
+    files["bomb"] = tmp_path / "bomb.png"
+    photo((20, 16)).save(tmp_path / "thumb.png")
+    files["thumbnail"] = tmp_path / "thumb.png"
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    files["empty"] = tmp_path / "empty.jpg"
+    files["missing"] = tmp_path / "nope.jpg"
+    return files
+
+
+def test_each_bad_input_gets_a_reason_not_an_exception(bad_files):
+    from vet.imaging import BadImage, load_image
+
+    expect = {"non_image": "not an image", "truncated": "truncated", "bomb": "too large",
+              "thumbnail": "too small", "empty": "empty", "missing": "not found"}
+    for kind, path in bad_files.items():
+        with pytest.raises(BadImage, match=expect[kind]):
+            load_image(path)
+
+
+def test_cmyk_16bit_and_exif_rotation_are_handled(tmp_path):
+    from vet.imaging import load_image
+
+    cmyk = tmp_path / "cmyk.jpg"
+    photo().convert("CMYK").save(cmyk, "JPEG")
+    assert load_image(cmyk).mode == "RGB"
+
+    deep = tmp_path / "deep.png"
+    arr = (np.linspace(0, 65535, 200 * 100).reshape(100, 200)).astype(np.uint16)
+    Image.fromarray(arr).save(deep)
+    assert Image.open(deep).mode.startswith("I")
+    img = load_image(deep)
+    assert img.mode == "RGB" and img.size == (200, 100)
+    px = np.asarray(img)[:, :, 0]
+    assert px.min() < 10 and px.max() > 245  # scaled from 16 bits, not clipped to white
+
+    rotated = tmp_path / "rotated.jpg"
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 CW to display"
+    photo((240, 180)).save(rotated, "JPEG", exif=exif.tobytes())
+    assert Image.open(rotated).size == (240, 180)
+    assert load_image(rotated).size == (180, 240)
+
+
+@needs_model
+def test_triage_turns_bad_inputs_into_error_status(bad_files):
+    from vet import triage_many
+
+    results = triage_many(list(bad_files.values()), policy="keep")
+    assert [t.status for t in results] == ["error"] * len(bad_files)
+    assert all(t.reason and "not a diagnosis" in t.disclaimer["en"] for t in results)
+
+
+@needs_model
+def test_heatmap_has_the_photo_size_and_marks_some_region(tmp_path):
+    from vet.heatmap import grad_cam, overlay
+    from vet.model_io import holder
+
+    img = photo((300, 200))
+    with holder(str(SHIPPED), "release").use() as model:  # inside inference_mode, as in the app
+        from vet.imaging import to_tensor
+
+        top = int(model(pixel_values=to_tensor([img])).logits.argmax())
+        cam = grad_cam(model, img, top)
+    assert cam.shape == (224, 224) and cam.min() >= 0.0 and cam.max() <= 1.0
+    assert cam.max() - cam.min() > 0.1
+    out = overlay(img, cam)
+    assert out.size == img.size and out.mode == "RGB"
+    assert np.abs(np.asarray(out, float) - np.asarray(img, float)).max() > 20
+
+
+@needs_model
+def test_cli_json_lines_parse(tmp_path, capsys):
+    from vet.cli import main
+
+    good = tmp_path / "a.jpg"
+    photo().save(good)
+    bad = tmp_path / "b.jpg"
+    bad.write_text("nope")
+    assert main([str(good), str(bad), "--json"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [d["file"] for d in lines] == [str(good), str(bad)]
+    for d in lines:
+        assert {"file", "status", "species", "condition", "confidence", "urgency", "top"} <= set(d)
+    assert lines[1]["status"] == "error"
+    assert lines[0]["status"] in ("ok", "uncertain", "not_livestock")
+    assert main([str(good)]) == 0
+    table = capsys.readouterr().out
+    assert "status" in table.splitlines()[0] and "a.jpg" in table
+
+
+def test_cli_bad_usage_exits_2_with_one_line():
+    for args in ([], ["--bogus", "x.jpg"]):
+        proc = subprocess.run([sys.executable, "-m", "vet", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_missing_model_says_what_is_missing_and_how_to_fix(tmp_path, monkeypatch):
+    from vet.model_io import VetModelError, holder, load_model
+
+    empty = tmp_path / "nomodel"
+    empty.mkdir()
+    with pytest.raises(VetModelError, match="VET_MODEL") as info:
+        load_model(str(empty))
+    assert "config.json" in str(info.value)
+    monkeypatch.setenv("VET_MODEL", str(empty))
+    import vet.ui  # the app imports this without loading any model
+
+    assert callable(vet.ui.triage_one_for_ui)
+    with pytest.raises(VetModelError), holder(None, "release").use():
+        pass

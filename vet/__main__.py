@@ -1,0 +1,5 @@
+"""Entry point for ``python -m vet``."""
+
+from vet.cli import main
+
+raise SystemExit(main())

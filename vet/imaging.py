@@ -1,0 +1,125 @@
+"""Safe image loading and the exact preprocessing the Lite0 weights expect.
+
+Phone photos arrive rotated, as CMYK JPEGs, 16-bit PNGs or truncated uploads;
+each must become a clean RGB image or a one-line reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+MAX_PIXELS = 50_000_000  # ~ a 8000x6000 phone photo; beyond that we refuse
+MIN_SIDE = 32  # below this there is nothing to see
+IMAGE_SIZE = 224
+MEAN = STD = 0.5  # the Lite0 TF weights were trained on [-1, 1] inputs
+
+
+class BadImage(ValueError):
+    """An input we cannot use; the message is shown to the farmer as is."""
+
+
+def load_image(
+    source: str | Path | bytes | Image.Image | np.ndarray, draft: int | None = None
+) -> Image.Image:
+    """Open, verify and normalise an image to RGB, upright, fully decoded.
+
+    ``draft`` lets JPEG decoding skip detail below that many pixels (a 4000 px
+    phone photo decodes several times faster); batch runs use it, the heatmap
+    path does not so the overlay keeps the photo's own size.
+    """
+    if isinstance(source, np.ndarray):  # what gr.Image(type="numpy") hands over
+        try:
+            source = Image.fromarray(source)
+        except (TypeError, ValueError) as exc:
+            raise BadImage(f"unsupported array: {exc}") from None
+    if isinstance(source, Image.Image):
+        img = source
+    else:
+        data = source
+        if isinstance(source, (str, Path)):
+            path = Path(source)
+            if not path.is_file():
+                raise BadImage(f"file not found: {path}")
+            data = path.read_bytes()
+        if not data:
+            raise BadImage("empty file")
+        try:
+            img = _open_bytes(data, draft)
+        except BadImage:
+            raise
+        except Image.DecompressionBombError as exc:
+            raise BadImage(f"image too large (decompression bomb guard): {exc}") from None
+        except UnidentifiedImageError:
+            raise BadImage("not an image (PIL cannot identify the file)") from None
+        except (OSError, SyntaxError, ValueError) as exc:
+            raise BadImage(f"broken or truncated image: {exc}") from None
+    w, h = img.size
+    if w * h > MAX_PIXELS:
+        raise BadImage(f"image too large: {w}x{h} pixels (limit {MAX_PIXELS:,})")
+    if min(w, h) < MIN_SIDE:
+        raise BadImage(f"image too small: {w}x{h}; send a photo at least {MIN_SIDE} px wide")
+    try:
+        return _to_rgb(img)
+    except (OSError, ValueError) as exc:
+        raise BadImage(f"cannot decode image: {exc}") from None
+
+
+def _open_bytes(data: bytes, draft: int | None = None) -> Image.Image:
+    old = Image.MAX_IMAGE_PIXELS
+    with warnings.catch_warnings():
+        # PIL only warns between 1x and 2x its limit; make that a hard stop too.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+            img = Image.open(io.BytesIO(data))
+            w, h = img.size
+            if w * h > MAX_PIXELS:
+                raise BadImage(f"image too large: {w}x{h} pixels (limit {MAX_PIXELS:,})")
+            if draft and img.format == "JPEG" and img.mode in ("RGB", "L"):
+                img.draft(img.mode, (draft, draft))
+            img.load()  # a truncated JPEG fails here, not later inside the model
+        except Image.DecompressionBombWarning as exc:
+            raise BadImage(f"image too large (decompression bomb guard): {exc}") from None
+        finally:
+            Image.MAX_IMAGE_PIXELS = old
+    return img
+
+
+def _to_rgb(img: Image.Image) -> Image.Image:
+    img = ImageOps.exif_transpose(img) or img
+    if img.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        arr = np.asarray(img, dtype=np.float64)
+        hi = float(arr.max()) or 1.0
+        img = Image.fromarray((arr / hi * 255.0).clip(0, 255).astype(np.uint8), "L")
+    if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
+        rgba = img.convert("RGBA")
+        bg = Image.new("RGB", rgba.size, (255, 255, 255))
+        bg.paste(rgba, mask=rgba.getchannel("A"))
+        return bg
+    return img.convert("RGB")
+
+
+def resize_crop(img: Image.Image, size: int = IMAGE_SIZE) -> Image.Image:
+    """Shorter side to ``size``, then a centre crop: the whole animal stays in frame."""
+    w, h = img.size
+    scale = size / min(w, h)
+    nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
+    img = img.resize((nw, nh), Image.BICUBIC, reducing_gap=3.0)
+    left, top = (nw - size) // 2, (nh - size) // 2
+    return img.crop((left, top, left + size, top + size))
+
+
+def to_tensor(imgs: list[Image.Image], size: int = IMAGE_SIZE) -> torch.Tensor:
+    """A normalised float batch (N, 3, size, size) in [-1, 1]."""
+    arr = np.stack([np.asarray(resize_crop(im, size), dtype=np.uint8) for im in imgs])
+    return normalize(torch.from_numpy(arr).permute(0, 3, 1, 2))
+
+
+def normalize(batch_uint8: torch.Tensor) -> torch.Tensor:
+    return (batch_uint8.float() / 255.0 - MEAN) / STD
