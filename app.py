@@ -67,7 +67,8 @@ def vet_tab() -> None:
         with gr.Tab(t("vet_one")), gr.Row():
             with gr.Column():
                 photo = gr.Image(label=t("vet_photo"), type="filepath",
-                                 sources=["upload", "webcam", "clipboard"], height=320)
+                                 sources=["upload", "webcam", "clipboard"], height=320,
+                                 elem_id="vet-photo")
                 run = gr.Button(t("vet_run"), variant="primary")
                 gr.Markdown(t("vet_tips"))
                 examples = vet_ui.example_photos()
@@ -79,7 +80,8 @@ def vet_tab() -> None:
                 advice = gr.Markdown()
                 heatmap = gr.Image(label=t("vet_heatmap"), type="pil", interactive=False)
         with gr.Tab(t("vet_herd")):
-            files = gr.File(label=t("vet_photos"), file_count="multiple", file_types=["image"])
+            files = gr.File(label=t("vet_photos"), file_count="multiple", file_types=["image"],
+                            elem_id="vet-herd")
             run_herd = gr.Button(t("vet_run_herd"), variant="primary")
             herd = gr.Dataframe(label=t("vet_table"), wrap=True)
     run.click(vet_run, [photo, lang], [label, badge, advice, heatmap],
@@ -122,7 +124,7 @@ def archive_tab() -> None:
     with gr.Row():
         with gr.Column():
             uploads = gr.File(label=t("archive_upload"), file_count="multiple",
-                              file_types=[".pdf"], type="filepath")
+                              file_types=[".pdf"], type="filepath", elem_id="archive-upload")
             server = gr.Dropdown(choices=serverpath.list_pdfs(root), multiselect=True,
                                  label=t("archive_server"), visible=root is not None)
             filt = gr.Radio(["default", "std"], value="default", label=t("archive_filter"),

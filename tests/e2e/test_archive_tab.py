@@ -21,7 +21,7 @@ def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
         page = ctx.new_page()
         page.goto(url)
         page.get_by_role("tab", name="Archive → Dataset").click()
-        page.locator("input[type=file]").first.set_input_files(str(pdf))
+        page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
         page.get_by_label("Moda 1890.pdf").first.wait_for(timeout=60_000)
         page.get_by_role("button", name="Build dataset").click()
         page.get_by_text("reduction").first.wait_for(timeout=120_000)

@@ -17,7 +17,7 @@ def test_photo_triage_in_two_languages_and_a_herd(shared_data, tmp_path):
         page = ctx.new_page()
         page.goto(url)
         page.get_by_role("tab", name="Vet Scanner").click()
-        page.locator("input[type=file]").first.set_input_files(str(photo))
+        page.locator("#vet-photo input[type=file]").set_input_files(str(photo))
         page.get_by_role("button", name="Check this animal").click()
         page.get_by_text("not a diagnosis").first.wait_for(timeout=120_000)
         assert page.get_by_text("Where the model looked").count() >= 1
@@ -28,7 +28,8 @@ def test_photo_triage_in_two_languages_and_a_herd(shared_data, tmp_path):
         page.get_by_text("no es un diagnóstico").first.wait_for(timeout=120_000)
 
         page.get_by_role("tab", name="Herd (many photos)").click()
-        page.locator("input[type=file]").nth(1).set_input_files([*map(str, herd), str(page_scan)])
+        herd_input = page.locator("#vet-herd input[type=file]")
+        herd_input.set_input_files([*map(str, herd), str(page_scan)])
         page.get_by_role("button", name="Check the herd").click()
         page.get_by_text("No es ganado").filter(visible=True).first.wait_for(timeout=120_000)
         assert page.get_by_text(page_scan.name).filter(visible=True).count() >= 1
