@@ -13,6 +13,8 @@ import math
 import multiprocessing
 import re
 import resource
+import sys
+import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ from archive.caption import DEFAULT_CAPTION, check_template, make_caption
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
 from archive.reader import open_pdf, read_page
-from archive.resize import RESIZE_MODES, encode_jpeg, fit
+from archive.resize import RESIZE_MODES, encode_jpeg, fit, paper_colour
 from archive.writer import DatasetWriter, PageRecord, manifest_csv
 
 CHUNK = 8  # pages per worker task: big enough to amortise, small enough to stay ordered
@@ -172,7 +174,8 @@ def process_page(
         verdict = filt.judge(page.preview)
         jpeg = thumb = None
         if verdict.kept and not opts.scan_only:
-            fitted = fit(page.full(min_side=opts.size), opts.size, opts.resize)
+            paper = paper_colour(page.preview) if opts.resize == "pad" else None
+            fitted = fit(page.full(min_side=opts.size), opts.size, opts.resize, paper)
             jpeg = encode_jpeg(fitted, opts.quality)
             if opts.thumbnails:
                 thumb = fitted.resize((192, 192), Image.Resampling.BILINEAR)
@@ -326,8 +329,13 @@ def _scan_only(
 
 
 def _pool(workers: int):
-    # spawn: a forked child of a threaded server (Gradio) can deadlock in MuPDF or PIL.
-    return multiprocessing.get_context("spawn").Pool(workers)
+    """Worker processes; forked when that is safe, spawned otherwise.
+
+    A fork copies the imported modules for free, but forking a threaded process
+    (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
+    """
+    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
+    return multiprocessing.get_context(method).Pool(workers)
 
 
 def build_dataset(

@@ -26,16 +26,26 @@ def paper_colour(img: Image.Image) -> tuple[int, int, int]:
     return tuple(int(v) for v in np.median(border, axis=0))
 
 
-def fit(img: Image.Image, size: int = 1024, mode: str = "pad") -> Image.Image:
-    """A ``size`` x ``size`` RGB image made with LANCZOS, by ``mode``."""
+def fit(
+    img: Image.Image,
+    size: int = 1024,
+    mode: str = "pad",
+    paper: tuple[int, int, int] | None = None,
+) -> Image.Image:
+    """A ``size`` x ``size`` RGB image made with LANCZOS, by ``mode``.
+
+    ``paper`` is the border colour for ``pad``; pass it when a small copy of the
+    page is at hand (``paper_colour(preview)``), which is cheaper than the full page.
+    """
     if mode not in RESIZE_MODES:
         raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
-    img = img.convert("RGB")
+    if img.mode != "RGB":
+        img = img.convert("RGB")
     if mode == "stretch":
         return img.resize((size, size), Image.Resampling.LANCZOS)
     if mode == "crop":
         return ImageOps.fit(img, (size, size), Image.Resampling.LANCZOS)
-    paper = paper_colour(img)
+    paper = paper or paper_colour(img)
     scale = size / max(img.width, img.height)
     w, h = max(1, round(img.width * scale)), max(1, round(img.height * scale))
     inner = img.resize((w, h), Image.Resampling.LANCZOS)

@@ -7,7 +7,7 @@ In one run, on the same file:
   * the seed's loop as written: PyMuPDF ``Matrix(2, 2)`` for every page.
 Then ours again on a >= 2 GB version of the PDF, to show peak RSS stays flat.
 
-    python bench/archive_bench.py [--pages 120] [--big-gb 2.0] [--skip-big]
+    python bench/archive_bench.py [--pages 300] [--big-gb 2.0] [--skip-big]
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def filter_quality(out: Path, kinds: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pages", type=int, default=120)
+    parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--big-gb", type=float, default=2.0)
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--peer", choices=["seed", "pdf2image"], help=argparse.SUPPRESS)
