@@ -341,9 +341,14 @@ def save_checkpoint(
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:
+        # torch.save reports a full disk as a RuntimeError from its C++ zip writer
+        # ("iostream error", "unexpected pos"); any other RuntimeError is a bug.
+        if isinstance(exc, RuntimeError) and not _nearly_full(root):
+            raise
         shutil.rmtree(tmp, ignore_errors=True)
-        why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+        full = getattr(exc, "errno", None) == errno.ENOSPC or _nearly_full(root)
+        why = "the disk is full" if full else (getattr(exc, "strerror", None) or str(exc))
         kept = f"{previous[-1]} is intact" if previous else "there is no earlier checkpoint"
         raise CheckpointError(
             f"could not write the checkpoint at step {step} ({why}); {kept}. "
@@ -352,6 +357,13 @@ def save_checkpoint(
     for old in checkpoint_dirs(out)[: -max(cfg.keep_checkpoints, 1)]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < 8 * 2**20
+    except OSError:
+        return False
 
 
 def load_checkpoint(
