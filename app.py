@@ -135,6 +135,8 @@ def archive_tab() -> None:
             trigger = gr.Textbox(label=t("archive_trigger"), placeholder="imperial")
             run = gr.Button(t("archive_run"), variant="primary")
             gr.Markdown(t("archive_cli_hint"))
+            gr.Markdown(f"⬆ max {MAX_FILE_SIZE} · {MAX_PAGES} pages "
+                        "(`BORDE_MAX_UPLOAD`, `BORDE_MAX_PAGES`)")
         with gr.Column():
             status = gr.Markdown()
             gallery = gr.Gallery(label=t("archive_gallery"), columns=4, height=360)

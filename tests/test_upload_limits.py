@@ -1,0 +1,24 @@
+"""The app refuses an upload over its size limit and says what the limit is."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.harness import running_app
+
+pytestmark = pytest.mark.e2e
+
+
+def test_upload_over_the_limit_is_refused_with_the_limit_named(shared_data, tmp_path):
+    from gradio_client import Client, handle_file
+
+    big = tmp_path / "scan.pdf"
+    big.write_bytes((shared_data / "pdfs" / "linn.pdf").read_bytes() * 4)
+    assert big.stat().st_size > 100 * 1024
+    with running_app({"BORDE_MAX_UPLOAD": "100kb"}) as url:
+        client = Client(url, verbose=False)
+        with pytest.raises(Exception, match="maximum file size of 102400 bytes"):
+            client.predict([handle_file(str(big))], [], "std", "0", 512, "{page}", "",
+                           api_name="/archive_run")
+        page = client.view_api(return_format="dict", print_info=False)
+        assert "/archive_run" in page["named_endpoints"]
