@@ -15,7 +15,6 @@ import math
 import os
 import re
 import sys
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,13 +250,15 @@ def _render(page: pymupdf.Page, zoom: float) -> Image.Image:
 
 
 def _open_image(data: bytes) -> Image.Image:
-    """Open (header only) and refuse a bomb before a single pixel is decoded."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        try:
-            img = Image.open(io.BytesIO(data))
-        except Image.DecompressionBombError as exc:
-            raise BadPage(f"image too large ({_short(exc)})") from None
+    """Open (header only) and refuse a bomb before a single pixel is decoded.
+
+    No global state is touched (PIL's limit, the warnings filter): worker threads
+    of a server never see each other's settings.
+    """
+    try:
+        img = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        raise BadPage(f"image too large ({_short(exc)})") from None
     if img.width * img.height > MAX_PIXELS:
         raise BadPage(f"image {img.width}x{img.height} px {_OVER_LIMIT}")
     return img
