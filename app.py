@@ -10,6 +10,9 @@ import json
 import os
 from pathlib import Path
 
+if os.environ.get("SPACES_ZERO_GPU"):  # ZeroGPU wants spaces imported before torch
+    import spaces  # noqa: F401
+
 import gradio as gr
 import pandas as pd
 
