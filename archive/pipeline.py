@@ -16,7 +16,7 @@ import resource
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -209,21 +209,28 @@ def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
 
 
 def _outcomes(
-    path: Path, source: str, indices: list[int], opts: Options, filt: PageFilter, pool
-) -> Iterator[tuple]:
-    if pool is None:
-        doc = open_pdf(path, opts.password)
-        try:
-            for i in indices:
-                yield process_page(doc, i, source, opts, filt)
-        finally:
-            doc.close()
-        return
-    tasks = [
-        (str(path), source, indices[k : k + CHUNK], opts) for k in range(0, len(indices), CHUNK)
-    ]
-    for results in pool.imap(_chunk_worker, tasks):
-        yield from results
+    plan: list[tuple[Path, str, list[int]]], opts: Options, filt: PageFilter
+) -> Generator[tuple, None, None]:
+    """Every planned page's outcome, in order; owns the worker pool when there is one."""
+    pool = _pool(opts.workers) if opts.workers > 1 else None
+    try:
+        for path, source, indices in plan:
+            if pool is None:
+                doc = open_pdf(path, opts.password)
+                try:
+                    for i in indices:
+                        yield process_page(doc, i, source, opts, filt)
+                finally:
+                    doc.close()
+                continue
+            tasks = [(str(path), source, indices[k : k + CHUNK], opts)
+                     for k in range(0, len(indices), CHUNK)]
+            for results in pool.imap(_chunk_worker, tasks):
+                yield from results
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 def peak_rss_mb() -> float:
@@ -268,22 +275,19 @@ def iter_build(
     kept = sum(r.kept for r in writer.records)
     n = resumed
     t0 = time.perf_counter()
-    pool = _pool(opts.workers) if opts.workers > 1 else None
+    outcomes = _outcomes(plan, opts, filt)
     try:
-        for pdf, source, indices in plan:
-            for record, jpeg, thumb in _outcomes(pdf, source, indices, opts, filt, pool):
-                writer.add(record, jpeg)
-                n += 1
-                kept += record.kept
-                yield PageEvent(record, n, total, kept, time.perf_counter() - t0, thumb)
+        for record, jpeg, thumb in outcomes:
+            writer.add(record, jpeg)
+            n += 1
+            kept += record.kept
+            yield PageEvent(record, n, total, kept, time.perf_counter() - t0, thumb)
         final = writer.close()
     except BaseException:
         writer.abort()
         raise
     finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        outcomes.close()  # stops the workers now, not whenever the generator is collected
     return _report(final, writer.records, time.perf_counter() - t0, filt, resumed)
 
 
@@ -310,17 +314,14 @@ def _scan_only(
     total = sum(len(idx) for _, _, idx in plan)
     kept = 0
     t0 = time.perf_counter()
-    pool = _pool(opts.workers) if opts.workers > 1 else None
+    outcomes = _outcomes(plan, opts, filt)
     try:
-        for pdf, source, indices in plan:
-            for record, _jpeg, _thumb in _outcomes(pdf, source, indices, opts, filt, pool):
-                records.append(record)
-                kept += record.kept
-                yield PageEvent(record, len(records), total, kept, time.perf_counter() - t0)
+        for record, _jpeg, _thumb in outcomes:
+            records.append(record)
+            kept += record.kept
+            yield PageEvent(record, len(records), total, kept, time.perf_counter() - t0)
     finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        outcomes.close()
     try:
         target.write_bytes(manifest_csv(records))
     except OSError as exc:

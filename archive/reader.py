@@ -15,7 +15,6 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,14 +110,6 @@ def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
     return doc
 
 
-def page_count(path: str | Path, password: str | None = None) -> int:
-    doc = open_pdf(path, password)
-    try:
-        return doc.page_count
-    finally:
-        doc.close()
-
-
 def read_page(doc: pymupdf.Document, index: int, scale: float = 2.0) -> Page:
     """Load one page's preview; raises ``BadPage`` for a page that cannot be used."""
     try:
@@ -147,25 +138,6 @@ def read_page(doc: pymupdf.Document, index: int, scale: float = 2.0) -> Page:
         raise BadPage(f"unreadable page ({_short(exc)})") from None
     finally:
         pymupdf.TOOLS.store_shrink(100)
-
-
-def iter_pages(
-    path: str | Path,
-    pages: range | None = None,
-    scale: float = 2.0,
-    password: str | None = None,
-) -> Iterator[Page | BadPage]:
-    """Yield pages (or the reason a page is bad), one in memory at a time."""
-    doc = open_pdf(path, password)
-    try:
-        for i in pages if pages is not None else range(doc.page_count):
-            try:
-                yield read_page(doc, i, scale)
-            except BadPage as bad:
-                bad.index = i
-                yield bad
-    finally:
-        doc.close()
 
 
 def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int, int] | None:
