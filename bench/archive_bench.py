@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.magazine import page_pool, pages_for_gb, write_magazine_pdf  # noqa: E402
+from bench.rss import tree_rss_mb  # noqa: E402
 
 
 def measure(cmd: list[str]) -> tuple[float, float, str]:
@@ -40,11 +41,7 @@ def measure(cmd: list[str]) -> tuple[float, float, str]:
     def sample() -> None:
         p = psutil.Process(proc.pid)
         while proc.poll() is None:
-            try:
-                tree = [p, *p.children(recursive=True)]
-                peak[0] = max(peak[0], sum(q.memory_info().rss for q in tree) / 2**20)
-            except psutil.Error:
-                pass
+            peak[0] = max(peak[0], tree_rss_mb(p))
             time.sleep(0.05)
 
     t0 = time.perf_counter()

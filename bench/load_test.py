@@ -25,6 +25,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.rss import tree_rss_mb  # noqa: E402
 from tests.e2e.harness import running_app  # noqa: E402
 from tests.pdf_factory import labelled_pages, scans_pdf  # noqa: E402
 
@@ -62,11 +63,7 @@ def run(clients: int, seconds: float, shared: Path, max_rss_mb: float | None = N
         def sample() -> None:
             proc = psutil.Process(pid) if pid else None
             while proc and time.monotonic() < stop + 5:
-                try:
-                    tree = [proc, *proc.children(recursive=True)]
-                    peak[0] = max(peak[0], sum(p.memory_info().rss for p in tree) / 2**20)
-                except psutil.Error:
-                    pass
+                peak[0] = max(peak[0], tree_rss_mb(proc))
                 time.sleep(0.2)
 
         def user(i: int) -> None:
