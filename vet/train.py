@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5, help="group folds (default 5)")
     ap.add_argument("--test-fold", type=int, default=0)
     ap.add_argument("--cv", action="store_true", help="also cross-validate over all folds")
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--branch-from", type=int, default=11, help="first fine-tuned block")
     ap.add_argument("--cache-block", type=int, default=11,
