@@ -26,7 +26,7 @@ from archive.caption import DEFAULT_CAPTION, check_template, make_caption
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
 from archive.reader import open_pdf, read_page
-from archive.resize import RESIZE_MODES, encode_jpeg, fit, paper_colour
+from archive.resize import RESIZE_MODES, encode_jpeg, fit, needed_size, paper_colour
 from archive.writer import DatasetWriter, PageRecord, manifest_csv
 
 CHUNK = 8  # pages per worker task: big enough to amortise, small enough to stay ordered
@@ -175,7 +175,8 @@ def process_page(
         jpeg = thumb = None
         if verdict.kept and not opts.scan_only:
             paper = paper_colour(page.preview) if opts.resize == "pad" else None
-            fitted = fit(page.full(min_side=opts.size), opts.size, opts.resize, paper)
+            need = needed_size(page.width, page.height, opts.size, opts.resize)
+            fitted = fit(page.full(need), opts.size, opts.resize, paper)
             jpeg = encode_jpeg(fitted, opts.quality)
             if opts.thumbnails:
                 thumb = fitted.resize((192, 192), Image.Resampling.BILINEAR)

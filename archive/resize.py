@@ -8,6 +8,7 @@ page's own paper colour, so the model does not learn black or white bars.
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -24,6 +25,19 @@ def paper_colour(img: Image.Image) -> tuple[int, int, int]:
     strips = (a[:k], a[-k:], a[:, :k], a[:, -k:])
     border = np.concatenate([s.reshape(-1, 3) for s in strips])
     return tuple(int(v) for v in np.median(border, axis=0))
+
+
+def needed_size(width: int, height: int, size: int = 1024, mode: str = "pad") -> tuple[int, int]:
+    """The smallest source size ``fit`` can make its output from without upscaling.
+
+    ``pad`` only needs the longer side to reach ``size``; ``crop`` and ``stretch``
+    need the shorter one. The reader decodes no more than this.
+    """
+    if mode not in RESIZE_MODES:
+        raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
+    side = max(width, height) if mode == "pad" else min(width, height)
+    scale = min(1.0, size / max(side, 1))
+    return max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
 
 
 def fit(
