@@ -202,3 +202,29 @@ def test_hugging_face_datasets_reads_the_zip(mixed_pdf, tmp_path):
     assert ds[0]["image"].size == (64, 64)
     assert ds[0]["text"].startswith("an engraving from magazine_1890, page ")
     assert set(ds.column_names) >= {"image", "text", "source", "page", "score"}
+
+
+def test_kept_scan_is_decoded_no_larger_than_its_resize_mode_needs(pages, tmp_path):
+    """A 300-dpi scan padded to 1024 px is decoded at 3/8, cropped at 1/2; never below need."""
+    from archive import reader
+    from archive.resize import needed_size
+
+    assert needed_size(2550, 3300, 1024, "pad") == (792, 1024)
+    assert needed_size(2550, 3300, 1024, "crop") == (1024, 1326)
+    assert needed_size(2550, 3300, 1024, "stretch") == (1024, 1326)
+    assert needed_size(500, 600, 1024, "pad") == (500, 600)  # never upscaled
+    big = next(p for p, label in pages if label == "illustration" and "/DRAW/" in str(p))
+    scan = Image.open(big).convert("RGB").resize((2550, 3300))
+    scan.save(tmp_path / "scan.jpg", quality=85)
+    pdf = scans_pdf(tmp_path / "scan.pdf", [tmp_path / "scan.jpg"], dpi=300)
+    doc = reader.open_pdf(pdf)
+    page = reader.read_page(doc, 0)
+    assert page.jpeg is not None and (page.width, page.height) == (2550, 3300)
+    for mode, expect in (("pad", (957, 1238)), ("crop", (1275, 1650))):
+        need = needed_size(page.width, page.height, 1024, mode)
+        img = page.full(need)
+        assert img.size == expect and img.width >= need[0] and img.height >= need[1]
+    # TurboJPEG's 1/8 preview is the same pixels as PIL's draft
+    pil = Image.open(io.BytesIO(page.jpeg))
+    pil.draft("RGB", reader._draft_size(pil.width, pil.height))
+    assert page.preview.tobytes() == pil.convert("RGB").tobytes()
