@@ -73,15 +73,7 @@ class Page:
             img = _open_image(self.jpeg)
             if need:
                 tw, th = need[::-1] if self.rotation in (90, 270) else need
-                tw, th = min(tw, img.width), min(th, img.height)
-                if simplejpeg is not None and img.mode in ("RGB", "L"):
-                    try:
-                        arr = simplejpeg.decode_jpeg(self.jpeg, colorspace="RGB",
-                                                     min_width=tw, min_height=th)
-                        return _rotate(Image.fromarray(arr, "RGB"), self.rotation)
-                    except ValueError:
-                        pass  # PIL decodes it below, or names the fault
-                img.draft("RGB", (tw, th))
+                img = _decode_scaled(self.jpeg, img, (min(tw, img.width), min(th, img.height)))
             img.load()
             return _rotate(img, self.rotation)
         page = self.doc[self.index]
@@ -219,7 +211,15 @@ def _preview(data: bytes) -> Image.Image:
     of the whole JPEG cannot be skipped, but TurboJPEG skips PIL's per-call overhead.
     """
     img = _open_image(data)  # header only: the bomb check uses the JPEG's own size
-    size = _draft_size(img.width, img.height)
+    return _decode_scaled(data, img, _draft_size(img.width, img.height))
+
+
+def _decode_scaled(data: bytes, img: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """``data`` as RGB at the smallest DCT scale whose both sides still reach ``size``.
+
+    ``img`` is the same JPEG opened header-only by ``_open_image``. TurboJPEG scales
+    in eighths; PIL's ``draft`` (the fallback, and the path for CMYK) only in halves.
+    """
     if simplejpeg is not None and img.mode in ("RGB", "L"):
         try:
             arr = simplejpeg.decode_jpeg(data, colorspace="RGB", min_width=size[0],
