@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from vet.gate import SPECIES_CLASSES, is_livestock, species_scores  # noqa: E402
 from vet.imaging import BadImage, load_image, to_tensor  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
+from vet.pipeline import answer_probs  # noqa: E402
 
 SPECIES = ("chicken", "cow", "duck", "goat", "pig", "sheep")
 # Classes that count as "fitting" in the top-5 port check; goats also fit the wild
@@ -45,14 +46,10 @@ def shared() -> Path:
 def forward(model, images: list[Image.Image], bs: int = 32):
     cond, ref, sims = [], [], []
     size = int(getattr(model.config, "image_size", 224))
-    temp = float(getattr(model.config, "calibration_temperature", 1.0))
     with torch.inference_mode():
         for s in range(0, len(images), bs):
             out = model(pixel_values=to_tensor(images[s: s + bs], size))
-            trained = [model.config.id2label[k] for k in range(out.logits.shape[1])]
-            answer = list(getattr(model.config, "answer_labels", None) or trained)
-            cols = [trained.index(c) for c in answer]
-            cond.append((out.logits[:, cols] / temp).softmax(-1))
+            cond.append(answer_probs(model.config, out.logits)[1])
             ref.append(out.reference_logits.softmax(-1))
             if out.prototype_similarity is not None:
                 sims.append(out.prototype_similarity)

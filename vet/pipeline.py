@@ -134,6 +134,21 @@ def decide(
     return base
 
 
+def answer_probs(config: Any, logits: Any) -> tuple[list[str], Any]:
+    """Calibrated probabilities over the labels the model may answer, in that order.
+
+    The augmented-only classes are trained but never answered, and the temperature
+    fitted on validation data makes the percentages honest.
+    """
+    import torch
+
+    trained = [config.id2label[k] for k in range(logits.shape[1])]
+    labels = list(getattr(config, "answer_labels", None) or trained)
+    cols = [trained.index(c) for c in labels]
+    temp = float(getattr(config, "calibration_temperature", 1.0) or 1.0)
+    return labels, torch.softmax(logits.float()[:, cols] / temp, -1)
+
+
 def triage_many(
     images: list[Any],
     model: str | os.PathLike | None = None,
@@ -167,11 +182,8 @@ def triage_many(
             size = int(getattr(m.config, "image_size", 224))
             x = to_tensor([img for _, _, img in chunk], size)
             out = m(pixel_values=x)
-            temp = float(getattr(m.config, "calibration_temperature", 1.0) or 1.0)
             trained = [m.config.id2label[k] for k in range(out.logits.shape[1])]
-            labels = list(getattr(m.config, "answer_labels", None) or trained)
-            cols = [trained.index(c) for c in labels]
-            cond = torch.softmax(out.logits.float()[:, cols] / temp, -1)
+            labels, cond = answer_probs(m.config, out.logits)
             ref = torch.softmax(out.reference_logits.float(), -1)
             sims = out.prototype_similarity
             thr = getattr(m.config, "prototype_threshold", None)
