@@ -171,7 +171,11 @@ def test_sigkill_at_random_points_then_resume(scans, tmp_path):
     big = scans_pdf(tmp_path / "big.pdf", (scans * 10)[:150])
     reference = tmp_path / "ref.zip"
     args = ["--size", "384"]
+    t0 = time.monotonic()
     assert run_cli(str(big), "-o", str(reference), *args).returncode == 0
+    # Kill points scale with this machine's speed: a fixed delay outlives the whole
+    # job on a fast machine, and the kill then lands on a finished process.
+    ref_seconds = time.monotonic() - t0
     out = tmp_path / "o.zip"
     partial = tmp_path / "o.zip.partial"
     rng = random.Random(7)
@@ -186,7 +190,8 @@ def test_sigkill_at_random_points_then_resume(scans, tmp_path):
         deadline = time.monotonic() + 60
         while not partial.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(rng.uniform(0.3, 2.5))
+        time.sleep(rng.uniform(0.05, 0.25) * ref_seconds)  # three kills stay within one run
+        assert proc.poll() is None, "the job ended before the kill; the kill must land mid-run"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert not out.exists(), "no zip may appear under its final name before it is complete"
