@@ -130,7 +130,7 @@ def archive_tab() -> None:
                               file_types=[".pdf"], type="filepath", elem_id="archive-upload")
             server = gr.Dropdown(choices=serverpath.list_pdfs(root), multiselect=True,
                                  label=t("archive_server"), visible=root is not None)
-            filt = gr.Radio(["default", "std"], value="default", label=t("archive_filter"),
+            filt = gr.Radio(["default", "cnn", "std"], value="default", label=t("archive_filter"),
                             info=t("archive_filter_info"))
             threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
             size = gr.Dropdown([512, 768, 1024], value=1024, label=t("archive_size"))

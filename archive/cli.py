@@ -24,7 +24,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="INPUT.pdf")
     p.add_argument("-o", "--out", required=True, metavar="OUT.zip")
     p.add_argument("--filter", default="default", choices=FILTER_NAMES,
-                   help="page filter; 'std' is the seed's grayscale-std rule")
+                   help="page filter; 'cnn' adds a small CNN for modern archives (slower, "
+                        "more memory); 'std' is the seed's grayscale-std rule")
     p.add_argument("--threshold", type=float, default=None,
                    help="keep pages scoring above this (default: the filter's own)")
     p.add_argument("--min-figure-area", type=float, default=None,

@@ -195,7 +195,7 @@ def process_page(
     return record, jpeg, thumb
 
 
-_worker_doc: dict[str, object] = {}  # one open PDF per worker process, reused across tasks
+_worker_doc: dict[str, object] = {}  # per worker process: its open PDF and its filter
 
 
 def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
@@ -205,7 +205,10 @@ def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
         if "doc" in _worker_doc:
             _worker_doc["doc"].close()
         _worker_doc.update(path=path, doc=open_pdf(path, opts.password))
-    filt = make_filter(opts.filter, opts.threshold, opts.min_figure_area)
+    key = (opts.filter, opts.threshold, opts.min_figure_area)
+    if _worker_doc.get("filter_key") != key:  # --filter cnn loads a CNN: once per worker
+        _worker_doc.update(filter_key=key, filter=make_filter(*key))
+    filt = _worker_doc["filter"]
     return [process_page(_worker_doc["doc"], i, source, opts, filt) for i in indices]
 
 

@@ -23,10 +23,12 @@ would halve the archive's throughput for a gain that still misses the target)
 (CNN: threshold from an inner grouped 5-fold; ms = one-core CPU time per page.)
 Measured later the same day, all with the nested threshold:
   39 features + Vet Scanner CNN at 256x320, PCA 8         0.957 / 0.820 (0.65)  AUC 0.974  +60 ms
+    (shipped as the opt-in `--filter cnn`: half the throughput, ~550 MB RSS per worker)
     same with PCA 4 / PCA 16                             0.947 / 0.835, 0.957 / 0.801
     same at 224x288 / 320x400 (PCA 8)                    0.947 / 0.793, 0.947 / 0.767
     same with the plain ImageNet Lite0 trunk             0.947 / 0.703 (0.44)  AUC 0.939
     (python bench/filter_alternatives.py --size 256x320 --pca 8 [--trunk imagenet])
+  the same blocks 11-15 fine-tuned on the pages, grouped 5-fold 0.957 / 0.823 (0.67)  AUC 0.960
   39 features + PP-OCRv4 text-detector map, 480 px, 11   0.957 / 0.695 (0.43)  AUC 0.935  38 ms
   39 features + PP-Structure CDLA layout boxes, 16       0.947 / 0.662 (0.37)  AUC 0.916  149 ms
   39 features + the same relative to the document median 0.968 / 0.654 (0.35)  AUC 0.910

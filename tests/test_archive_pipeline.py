@@ -93,6 +93,31 @@ def test_default_filter_separates_real_engravings_from_binarized_text(mixed_pdf,
     assert report.kept == odd.count("1") + even.count("1")
 
 
+def test_cnn_filter_through_two_worker_processes(mixed_pdf, tmp_path):
+    """--filter cnn loads its CNN inside each worker and gives the same verdicts as one."""
+    one = archive.build_dataset([mixed_pdf], tmp_path / "a.zip", size=64, filter="cnn")
+    two = archive.build_dataset([mixed_pdf], tmp_path / "b.zip", size=64, filter="cnn", workers=2)
+    manifests = []
+    for name in ("a.zip", "b.zip"):
+        with zipfile.ZipFile(tmp_path / name) as zf:
+            manifests.append(list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode()))))
+    rows = manifests[0]
+    verdicts = [[(r["kept"], r["score"]) for r in m] for m in manifests]
+    assert verdicts[0] == verdicts[1]
+    assert [r["kept"] for r in rows if int(r["page"]) % 2 == 1].count("1") >= 5, rows
+    assert [r["kept"] for r in rows if int(r["page"]) % 2 == 0].count("0") >= 5, rows
+    assert one.kept == two.kept and one.filter == "cnn"
+
+
+def test_cnn_filter_without_its_model_stops_with_a_reason(mixed_pdf, tmp_path, monkeypatch):
+    from archive import cnn_filter
+
+    monkeypatch.setattr(cnn_filter, "trunk_path", lambda: tmp_path / "no-model-here")
+    with pytest.raises(ArchiveError, match="--filter cnn needs torch and the Vet Scanner model"):
+        archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", size=64, filter="cnn")
+    assert not (tmp_path / "ds.zip").exists()
+
+
 def test_seed_std_filter_keeps_binarized_text(mixed_pdf, tmp_path):
     """The documented failure of the seed rule, kept available as --filter std."""
     archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", filter="std", size=64)
