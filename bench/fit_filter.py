@@ -23,7 +23,7 @@ would halve the archive's throughput for a gain that still misses the target)
 (CNN: threshold from an inner grouped 5-fold; ms = one-core CPU time per page.)
 Measured later the same day, all with the nested threshold:
   39 features + Vet Scanner CNN at 256x320, PCA 8         0.957 / 0.820 (0.65)  AUC 0.974  +60 ms
-    (shipped as the opt-in `--filter cnn`: half the throughput, ~550 MB RSS per worker)
+    (shipped as the opt-in `--filter cnn`, CNN only where the layout model is unsure)
     same with PCA 4 / PCA 16                             0.947 / 0.835, 0.957 / 0.801
     same at 224x288 / 320x400 (PCA 8)                    0.947 / 0.793, 0.947 / 0.767
     same with the plain ImageNet Lite0 trunk             0.947 / 0.703 (0.44)  AUC 0.939
