@@ -182,3 +182,20 @@ def test_cnn_separates_synthetic_magazine_pages(cnn) -> None:
         art = cnn.judge(synthetic_engraving(rng).resize((600, 833)))
         assert not text.kept and text.reason.startswith("text p=")
         assert art.kept and art.reason.startswith("illustration p=")
+
+
+def test_cnn_runs_only_where_the_layout_model_is_unsure() -> None:
+    filt = pf.make_filter("cnn")
+    rng = np.random.default_rng(4)
+    sure = filt.judge(synthetic_text(rng).resize((600, 833)))
+    assert not sure.kept and sure.reason.endswith("layout alone")
+    assert filt._trunk is None  # a clean text page never loads torch's model
+    # a drawing the layout model scores in its unsure band goes to the CNN
+    unsure = _rows(lambda r: r["category"] == "DRAW") if LABELS.exists() else []
+    for f in unsure:
+        v = filt.judge(load_page(DATA / f))
+        if not v.reason.endswith("layout alone"):
+            assert filt._trunk is not None
+            break
+    else:
+        pytest.skip("no labelled drawing in the unsure band")
