@@ -27,16 +27,12 @@ from PIL import Image
 
 from archive.errors import ArchiveError
 from archive.filter import (
-    FEATURE_NAMES,
-    PageFilter,
+    ModelFilter,
     Verdict,
     _flatten,
     model_probability,
-    page_features,
 )
-from archive.filter import (
-    load_model as load_layout_model,
-)
+from archive.filter import load_model as load_layout_model
 
 CNN_MODEL_PATH = Path(__file__).with_name("filter_cnn_model.json")
 CNN_SIZE = (256, 320)
@@ -85,11 +81,10 @@ def pooled_features(
 
     from vet.imaging import normalize
 
-    model = trunk
     rgb = _flatten(page).convert("RGB").resize(size)
     px = normalize(torch.from_numpy(np.array(rgb)).permute(2, 0, 1)[None])
     with torch.inference_mode():
-        _, pooled = model.forward_from_block(model.forward_to_block(px, BRANCH), BRANCH)
+        _, pooled = trunk.forward_from_block(trunk.forward_to_block(px, BRANCH), BRANCH)
     return pooled[0].float().numpy()
 
 
@@ -107,8 +102,8 @@ def load_cnn_model(path: str = str(CNN_MODEL_PATH)) -> dict:
         return json.load(fh)
 
 
-class CnnFilter(PageFilter):
-    """Logistic regression on layout statistics plus CNN components.
+class CnnFilter(ModelFilter):
+    """The layout model's screening and verdict, with CNN components where it is unsure.
 
     The CNN runs only where the layout model alone is unsure: below `skip_cnn_below` or
     above `skip_cnn_above` its verdict stands. On the labelled pages that skips about half
@@ -123,26 +118,14 @@ class CnnFilter(PageFilter):
         min_figure_area: float | None = None,
         model: dict | None = None,
     ) -> None:
-        self.model = load_cnn_model() if model is None else model
-        self.layout_model = load_layout_model()
-        self.threshold = float(self.model["threshold"] if threshold is None else threshold)
-        self.min_figure_area = float(min_figure_area or 0.0)
-        self.sure_text = min(float(self.model.get("skip_cnn_below", 0.0)), self.threshold)
-        self.sure_art = max(float(self.model.get("skip_cnn_above", 1.01)), self.threshold)
+        super().__init__(None, min_figure_area, load_layout_model())
+        self.cnn_model = load_cnn_model() if model is None else model
+        self.threshold = float(self.cnn_model["threshold"] if threshold is None else threshold)
+        self.sure_text = min(float(self.cnn_model.get("skip_cnn_below", 0.0)), self.threshold)
+        self.sure_art = max(float(self.cnn_model.get("skip_cnn_above", 1.01)), self.threshold)
         self._trunk: Any = None  # loaded on the first unsure page, released with the filter
 
-    def judge(self, page: Image.Image) -> Verdict:
-        try:
-            layout = page_features(page)
-        except Exception as exc:  # never let one odd page stop an archive run
-            return Verdict(False, 0.0, f"unreadable page ({type(exc).__name__})")
-        names = FEATURE_NAMES
-        if layout[names.index("fig_blocks")] == 0 and layout[names.index("text_blocks")] == 0:
-            return Verdict(False, 0.0, "blank page")
-        p = model_probability(layout, self.layout_model)
-        area = float(layout[names.index("fig_area")])
-        if self.min_figure_area > 0 and area < self.min_figure_area:
-            return Verdict(False, p, f"figure area {area:.2f} < {self.min_figure_area:g}")
+    def decide(self, page: Image.Image, feats: np.ndarray, p: float) -> Verdict:
         if p < self.sure_text:
             return Verdict(False, p, f"text p={p:.2f}, layout alone")
         if p >= self.sure_art:
@@ -150,10 +133,7 @@ class CnnFilter(PageFilter):
         if self._trunk is None:
             self._trunk = load_trunk()  # raises ArchiveError: one reason, not per-page noise
         try:
-            feats = np.concatenate([layout, cnn_components(page, self.model, self._trunk)])
-        except Exception as exc:
+            feats = np.concatenate([feats, cnn_components(page, self.cnn_model, self._trunk)])
+        except Exception as exc:  # never let one odd page stop an archive run
             return Verdict(False, 0.0, f"unreadable page ({type(exc).__name__})")
-        p = model_probability(feats, self.model)
-        if p >= self.threshold:
-            return Verdict(True, p, f"illustration p={p:.2f}")
-        return Verdict(False, p, f"text p={p:.2f}")
+        return super().decide(page, feats, model_probability(feats, self.cnn_model))

@@ -474,6 +474,10 @@ class ModelFilter(PageFilter):
         area = float(feats[FEATURE_NAMES.index("fig_area")])
         if self.min_figure_area > 0 and area < self.min_figure_area:
             return Verdict(False, p, f"figure area {area:.2f} < {self.min_figure_area:g}")
+        return self.decide(page, feats, p)
+
+    def decide(self, page: Image.Image, feats: np.ndarray, p: float) -> Verdict:
+        """The verdict once the page is readable, inked and big enough; subclasses refine p."""
         if p >= self.threshold:
             return Verdict(True, p, f"illustration p={p:.2f}")
         return Verdict(False, p, f"text p={p:.2f}")

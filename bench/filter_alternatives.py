@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -37,19 +38,23 @@ COMMAND = "python bench/filter_alternatives.py --write"
 SKIP_BELOW, SKIP_ABOVE = 0.02, 0.9
 
 
+@lru_cache(maxsize=1)
+def imagenet_trunk():
+    """The plain ImageNet Lite0, for comparison only; loaded once per run."""
+    from vet.convert import imagenet_model
+
+    return imagenet_model()
+
+
 def imagenet_features(img, size: tuple[int, int]) -> np.ndarray:
     """Pooled features of the plain ImageNet Lite0, for comparison only."""
     import torch
 
-    from vet.convert import imagenet_model
     from vet.imaging import normalize
 
-    global _IMAGENET
-    if "_IMAGENET" not in globals():
-        _IMAGENET = imagenet_model()
     px = torch.from_numpy(np.array(img.convert("RGB").resize(size))).permute(2, 0, 1)[None]
     with torch.inference_mode():
-        return _IMAGENET(normalize(px)).pooled[0].numpy()
+        return imagenet_trunk()(normalize(px)).pooled[0].numpy()
 
 
 def cnn_features(
@@ -59,13 +64,13 @@ def cnn_features(
     import torch
 
     torch.set_num_threads(1)
-    trunk = cf.load_trunk() if trunk == "vet" else None
+    vet_trunk = cf.load_trunk() if trunk == "vet" else None
     feats, spent = [], 0.0
     for r in tqdm(rows, desc=f"CNN {size[0]}x{size[1]}"):
         img = ff.load_page(root / r["file"])
         t0 = time.perf_counter()
-        if trunk is not None:
-            feats.append(cf.pooled_features(img, trunk, size))
+        if vet_trunk is not None:
+            feats.append(cf.pooled_features(img, vet_trunk, size))
         else:
             feats.append(imagenet_features(img, size))
         spent += time.perf_counter() - t0
