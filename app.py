@@ -92,8 +92,9 @@ def vet_tab() -> None:
     run_herd.click(vet_run_herd, [files, lang], herd, concurrency_limit=4, concurrency_id="vet")
 
 
-def archive_run(uploads, server, filt, threshold, size, caption, trigger, progress=gr.Progress()):
-    """Stream a dataset build into the tab: status, gallery, then histogram and zip."""
+def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
+                trigger, progress=gr.Progress()):
+    """Stream a dataset build into the tab: status, gallery of crops, then histogram and zip."""
     try:
         paths = [Path(f) for f in uploads or []]
         paths += [serverpath.resolve_choice(c) for c in server or []]
@@ -106,8 +107,9 @@ def archive_run(uploads, server, filt, threshold, size, caption, trigger, progre
         message = f"**Threshold must be a number, or empty for the filter's own: {threshold!r}**"
         yield message, [], None, None
         return
-    options = dict(filter=filt, threshold=cut, size=int(size), caption=caption,
-                   trigger=(trigger or "").strip() or None, max_pages=MAX_PAGES)
+    options = dict(unit=unit, filter=filt if unit == "page" else "default", threshold=cut,
+                   size=int(size), resize=resize or None, keep_duplicates=bool(keep_duplicates),
+                   caption=caption, trigger=(trigger or "").strip() or None, max_pages=MAX_PAGES)
     try:
         for snap in archive_ui.run_job(paths, **options):
             if snap.error:
@@ -130,10 +132,17 @@ def archive_tab() -> None:
                               file_types=[".pdf"], type="filepath", elem_id="archive-upload")
             server = gr.Dropdown(choices=serverpath.list_pdfs(root), multiselect=True,
                                  label=t("archive_server"), visible=root is not None)
-            filt = gr.Radio(["default", "cnn", "std"], value="default", label=t("archive_filter"),
-                            info=t("archive_filter_info"))
+            units = [(t("archive_unit_figure"), "figure"), (t("archive_unit_page"), "page")]
+            unit = gr.Radio(units,
+                            value="figure", label=t("archive_unit"), info=t("archive_unit_info"))
+            filt = gr.Radio(["default", "std"], value="default", label=t("archive_filter"),
+                            info=t("archive_filter_info"), visible=False)
             threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
-            size = gr.Dropdown([512, 768, 1024], value=1024, label=t("archive_size"))
+            with gr.Row():
+                size = gr.Dropdown([512, 768, 1024], value=1024, label=t("archive_size"))
+                resize = gr.Dropdown([(t("archive_resize_auto"), ""), "bucket", "pad", "crop",
+                                      "stretch"], value="", label=t("archive_resize"))
+            keep_duplicates = gr.Checkbox(value=False, label=t("archive_keep_duplicates"))
             caption = gr.Textbox(value=DEFAULT_CAPTION, label=t("archive_caption"))
             trigger = gr.Textbox(label=t("archive_trigger"), placeholder="imperial")
             run = gr.Button(t("archive_run"), variant="primary")
@@ -142,12 +151,14 @@ def archive_tab() -> None:
                         "(`BORDE_MAX_UPLOAD`, `BORDE_MAX_PAGES`)")
         with gr.Column():
             status = gr.Markdown()
-            gallery = gr.Gallery(label=t("archive_gallery"), columns=4, height=360)
+            gallery = gr.Gallery(label=t("archive_gallery"), columns=4, height=360,
+                                 elem_id="archive-gallery", interactive=False)
             hist = gr.Image(label=t("archive_hist"), type="pil", interactive=False)
             download = gr.File(label=t("archive_download"))
+    unit.change(lambda u: gr.update(visible=u == "page"), unit, filt, api_visibility="private")
     run.click(
         archive_run,
-        [uploads, server, filt, threshold, size, caption, trigger],
+        [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger],
         [status, gallery, hist, download],
         concurrency_limit=1,
         concurrency_id="archive",

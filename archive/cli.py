@@ -11,7 +11,7 @@ from tqdm import tqdm
 from archive.caption import DEFAULT_CAPTION
 from archive.errors import ArchiveError
 from archive.filter import FILTER_NAMES
-from archive.pipeline import iter_build
+from archive.pipeline import UNITS, iter_build
 from archive.report import text_histogram
 from archive.resize import RESIZE_MODES
 
@@ -19,25 +19,35 @@ from archive.resize import RESIZE_MODES
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m archive",
-        description="Stream scanned PDFs into a zip dataset of their illustration pages.",
+        description="Stream scanned PDFs into a zip dataset of their illustrations: every "
+                    "engraving or plate cropped from its page, de-duplicated and captioned.",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT.pdf")
     p.add_argument("-o", "--out", required=True, metavar="OUT.zip")
+    p.add_argument("--unit", default="figure", choices=UNITS,
+                   help="dataset item: each figure cropped from its page (default), or whole "
+                        "pages kept by the page filter")
     p.add_argument("--filter", default="default", choices=FILTER_NAMES,
-                   help="page filter; 'cnn' adds a small CNN for modern archives (slower, "
-                        "more memory); 'std' is the seed's grayscale-std rule")
+                   help="page filter for --unit page; 'std' is the seed's grayscale-std rule")
     p.add_argument("--threshold", type=float, default=None,
-                   help="keep pages scoring above this (default: the filter's own)")
+                   help="keep figures (or pages) scoring at least this (default: the finder's "
+                        "or filter's own)")
     p.add_argument("--min-figure-area", type=float, default=None,
-                   help="drop pages whose largest figure covers less of the page (0-1)")
-    p.add_argument("--size", type=int, default=1024)
-    p.add_argument("--resize", default="pad", choices=RESIZE_MODES)
+                   help="drop figures smaller than this share of the page (0-1); with --unit "
+                        "page, pages whose largest figure is smaller")
+    p.add_argument("--size", type=int, default=1024,
+                   help="output side (square modes) or the side of a bucket's area")
+    p.add_argument("--resize", default=None, choices=RESIZE_MODES,
+                   help="bucket: keep the aspect ratio in an SDXL bucket (default for figures); "
+                        "pad: a square on the paper colour (default for pages); crop; stretch")
     p.add_argument("--quality", type=int, default=92)
     p.add_argument("--pages", default=None, help="pages to process, e.g. 1-500,600,700-")
     p.add_argument("--workers", type=int, default=1, help="processes over page ranges")
     p.add_argument("--caption", default=DEFAULT_CAPTION,
                    help="caption template; fields {source} {page} {trigger}")
     p.add_argument("--trigger", default=None, help="trigger word that leads every caption")
+    p.add_argument("--keep-duplicates", action="store_true",
+                   help="keep near-duplicate figures (reprinted plates, repeated scans)")
     p.add_argument("--scale", type=float, default=2.0, help="render zoom for non-scan pages")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--resume", action="store_true", help="continue an interrupted OUT.zip.partial")
@@ -53,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         # Past a file-size limit, get an error we can explain instead of being killed.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     options = dict(
-        filter=args.filter, threshold=args.threshold, min_figure_area=args.min_figure_area,
+        unit=args.unit, filter=args.filter, threshold=args.threshold,
+        min_figure_area=args.min_figure_area, keep_duplicates=args.keep_duplicates,
         size=args.size, resize=args.resize, quality=args.quality, pages=args.pages,
         workers=args.workers, caption=args.caption, trigger=args.trigger, resume=args.resume,
         password=args.password, scan_only=args.scan_only, scale=args.scale,
@@ -72,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
                 bar = tqdm(total=event.total, initial=event.done - 1, unit="page",
                            desc="scanning" if args.scan_only else "building")
             bar.update(1)
-            bar.set_postfix(kept=event.kept, refresh=False)
+            if args.unit == "figure":
+                bar.set_postfix(figures=event.items, pages=event.kept, refresh=False)
+            else:
+                bar.set_postfix(kept=event.kept, refresh=False)
     except ArchiveError as exc:
         if bar is not None:
             bar.close()

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-FILTER_NAMES = ("default", "std", "cnn")
+FILTER_NAMES = ("default", "std")
 MODEL_PATH = Path(__file__).with_name("filter_model.json")
 WORK_SIDE = 320
 BLOCK = 16
@@ -491,8 +491,4 @@ def make_filter(
         return StdFilter(STD_THRESHOLD if threshold is None else threshold)
     if name == "default":
         return ModelFilter(threshold, min_figure_area)
-    if name == "cnn":
-        from archive.cnn_filter import CnnFilter  # imports torch only when chosen
-
-        return CnnFilter(threshold, min_figure_area)
     raise ValueError(f"unknown filter {name!r}; choose one of {FILTER_NAMES}")

@@ -1,10 +1,15 @@
-"""PDFs in, a dataset zip out: reader -> page filter -> resize -> writer.
+"""PDFs in, a dataset zip out: reader -> figures (or page filter) -> resize -> writer.
 
 Read top to bottom like a diffusers pipeline: ``iter_build`` opens each PDF,
-streams its pages through ``process_page`` (one page in memory at a time),
-and hands each outcome to the writer, yielding an event per page so a CLI
-bar or a UI gallery can follow along. ``--workers N`` fans page ranges out to
-processes (PyMuPDF is not thread-safe) and keeps the output order.
+streams its pages through ``process_page`` (one page in memory at a time), and
+hands each outcome to the writer, yielding an event per page so a CLI bar or a
+UI gallery can follow along. The unit of the dataset is the illustration
+(``unit="figure"``): ``figures.candidates`` finds the picture regions on the
+page preview, and only a page with a kept region is decoded again, once, at the
+resolution its crops need. ``unit="page"`` keeps whole pages by the page filter.
+Near-duplicates are dropped in the job's order (``dedup``), in this process, so
+``--workers N`` (processes over page ranges; PyMuPDF is not thread-safe) gives
+the same bytes as one.
 """
 
 from __future__ import annotations
@@ -17,35 +22,42 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from PIL import Image
 
+from archive import figures
 from archive.caption import DEFAULT_CAPTION, check_template, make_caption
+from archive.dedup import Deduper, perceptual_hash
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
-from archive.reader import open_pdf, read_page
-from archive.resize import RESIZE_MODES, encode_jpeg, fit, needed_size, paper_colour
-from archive.writer import DatasetWriter, PageRecord, manifest_csv
+from archive.reader import PREVIEW_SIDE, Page, open_pdf, read_page
+from archive.records import PageRecord, RegionRecord, item_name, manifest_csv, regions_csv
+from archive.resize import RESIZE_MODES, crop_box, encode_jpeg, fit, needed_size, paper_colour
+from archive.writer import DatasetWriter
 
 CHUNK = 4  # pages per worker task: amortises the IPC, and keeps the idle tail at the end short
+UNITS = ("figure", "page")
+THUMB_SIDE = 192
 
 
 @dataclass(frozen=True)
 class Options:
     """Every knob of a run; the CLI flags map one to one."""
 
+    unit: str = "figure"
     filter: str = "default"
     threshold: float | None = None
     min_figure_area: float | None = None
     size: int = 1024
-    resize: str = "pad"
+    resize: str | None = None  # None: "bucket" for figures, "pad" for whole pages
     quality: int = 92
     pages: str | None = None
     workers: int = 1
     caption: str = DEFAULT_CAPTION
     trigger: str | None = None
+    keep_duplicates: bool = False
     resume: bool = False
     password: str | None = None
     scan_only: bool = False
@@ -55,22 +67,45 @@ class Options:
     max_pages: int | None = None  # a public Space caps a job; the CLI does not
 
     def check(self) -> Options:
+        if self.unit not in UNITS:
+            raise ArchiveError(f"--unit must be one of {', '.join(UNITS)}")
         if self.filter not in FILTER_NAMES:
             raise ArchiveError(f"--filter must be one of {', '.join(FILTER_NAMES)}")
-        if self.resize not in RESIZE_MODES:
+        if self.unit == "figure" and self.filter != "default":
+            raise ArchiveError("--filter chooses the page filter of --unit page; figures are "
+                               "judged by the figure finder (set --threshold to change it)")
+        if self.resize is not None and self.resize not in RESIZE_MODES:
             raise ArchiveError(f"--resize must be one of {', '.join(RESIZE_MODES)}")
-        if not 16 <= self.size <= 4096:
-            raise ArchiveError("--size must be between 16 and 4096 pixels")
+        if not 64 <= self.size <= 4096:
+            raise ArchiveError("--size must be between 64 and 4096 pixels")
         if not 1 <= self.quality <= 100:
             raise ArchiveError("--quality must be between 1 and 100")
         if not 1 <= self.workers <= 64:
             raise ArchiveError("--workers must be between 1 and 64")
         if not 0.1 <= self.scale <= 8:
             raise ArchiveError("render scale must be between 0.1 and 8")
+        if self.min_figure_area is not None and not 0 <= self.min_figure_area < 1:
+            raise ArchiveError("--min-figure-area must be a share of the page, from 0 to 1")
         check_template(self.caption)
         if self.pages is not None:
             page_ranges(self.pages)
+        if self.resize is None:
+            return replace(self, resize="bucket" if self.unit == "figure" else "pad")
         return self
+
+    @property
+    def preview_side(self) -> int:
+        side = getattr(figures, "PREVIEW_SIDE", PREVIEW_SIDE)
+        return max(PREVIEW_SIDE, side) if self.unit == "figure" else PREVIEW_SIDE
+
+
+@dataclass
+class Item:
+    """One candidate of a page on its way to the writer: its row and, if kept, its bytes."""
+
+    region: RegionRecord
+    jpeg: bytes | None = None
+    thumbnail: Image.Image | None = None
 
 
 @dataclass
@@ -80,9 +115,10 @@ class PageEvent:
     record: PageRecord
     done: int
     total: int
-    kept: int
+    kept: int  # pages that gave an item
+    items: int  # dataset items so far
     elapsed: float
-    thumbnail: Image.Image | None = None
+    thumbnails: list[tuple[Image.Image, str]] = field(default_factory=list)
 
     @property
     def pages_per_s(self) -> float:
@@ -94,8 +130,11 @@ class Report:
     """The run's outcome: the CLI prints ``summary()``, the UI plots ``scores``."""
 
     out: Path
+    unit: str
     pages: int
-    kept: int
+    kept: int  # pages that gave at least one item
+    items: int
+    duplicates: int
     bad: int
     seconds: float
     peak_rss_mb: float
@@ -117,8 +156,11 @@ class Report:
     def summary(self) -> str:
         bad = f", {self.bad} bad page(s) skipped" if self.bad else ""
         resumed = f" ({self.resumed} carried over from the interrupted run)" if self.resumed else ""
+        dups = f", {self.duplicates} duplicate(s) dropped" if self.duplicates else ""
+        what = (f"{self.items} figure(s) from {self.kept} page(s)" if self.unit == "figure"
+                else f"kept {self.kept} ({self.reduction:.0%} reduction)")
         return (
-            f"{self.pages} pages{resumed}, kept {self.kept} ({self.reduction:.0%} reduction){bad}; "
+            f"{self.pages} pages{resumed}, {what}{dups}{bad}; "
             f"{self.pages_per_s:.1f} pages/s, peak RSS {self.peak_rss_mb:.0f} MB -> {self.out}"
         )
 
@@ -163,36 +205,118 @@ def source_names(paths: Iterable[Path]) -> list[str]:
 
 
 def process_page(
-    doc, index: int, source: str, opts: Options, filt: PageFilter
-) -> tuple[PageRecord, bytes | None, Image.Image | None]:
-    """Read, judge and (if kept) resize and encode one page. Never raises for a bad page."""
+    doc, index: int, source: str, opts: Options, filt: PageFilter | None
+) -> tuple[PageRecord, list[Item]]:
+    """Read, judge and (for kept regions) cut, resize and encode one page. Never raises."""
     t0 = time.perf_counter()
     number = index + 1
-    file_name = f"images/{source}_p{number:05d}.jpg"
     try:
-        page = read_page(doc, index, opts.scale)
-        verdict = filt.judge(page.preview)
-        jpeg = thumb = None
-        if verdict.kept and not opts.scan_only:
-            paper = paper_colour(page.preview) if opts.resize == "pad" else None
-            need = needed_size(page.width, page.height, opts.size, opts.resize)
-            fitted = fit(page.full(need), opts.size, opts.resize, paper)
-            jpeg = encode_jpeg(fitted, opts.quality)
-            if opts.thumbnails:
-                thumb = fitted.resize((192, 192), Image.Resampling.BILINEAR)
-            del fitted
-        record = PageRecord(
-            source, number, verdict.kept, verdict.score, verdict.reason, page.width, page.height, 0
-        )
+        page = read_page(doc, index, opts.scale, opts.preview_side)
+        regions = _candidates(page.preview, opts, filt)
+        items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
+        kept = [it for it in items if it.region.kept]
+        if kept and not opts.scan_only:
+            _cut(page, kept, opts)
+        score = max((r.score for r in regions), default=0.0)
+        record = PageRecord(source, number, bool(kept), score, _page_reason(regions, opts),
+                            page.width, page.height, 0, len(kept))
     except (BadPage, OSError, ValueError, MemoryError) as bad:
         reason = str(bad) if isinstance(bad, BadPage) else f"bad page ({type(bad).__name__}: {bad})"
         record = PageRecord(source, number, False, math.nan, reason[:200], 0, 0, 0)
-        jpeg = thumb = None
+        items = []
     record.ms = (time.perf_counter() - t0) * 1000
-    if record.kept:
-        record.file_name = file_name
-        record.caption = make_caption(opts.caption, source, number, opts.trigger)
-    return record, jpeg, thumb
+    return record, items
+
+
+def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
+                ) -> list[figures.Region]:
+    """The page's candidate regions: the figure finder's, or the whole page by the filter."""
+    if opts.unit == "page":
+        verdict = filt.judge(preview)
+        return [figures.Region((0.0, 0.0, 1.0, 1.0), verdict.score, "page", verdict.kept,
+                               verdict.reason)]
+    kwargs = {} if opts.min_figure_area is None else {"min_area": opts.min_figure_area}
+    regions = figures.candidates(preview, **kwargs)
+    if opts.threshold is not None:
+        regions = [_rethreshold(r, opts.threshold) for r in regions]
+    return regions
+
+
+def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
+    """The curator's own score threshold, for regions the finder judged by score alone."""
+    low = getattr(figures, "LOW_SCORE", "low score")
+    if region.reason not in ("", low):
+        return region
+    kept = region.score >= threshold
+    return replace(region, kept=kept, reason="" if kept else low)
+
+
+def _item(source: str, page: int, index: int, region: figures.Region, opts: Options) -> Item:
+    """The region's row, named and captioned whether kept or not (a curator may keep it)."""
+    name = item_name(source, page, index if opts.unit == "figure" else None)
+    caption = make_caption(opts.caption, source, page, opts.trigger)
+    return Item(RegionRecord(source, page, index, region.box, region.score, region.kind,
+                             region.kept, region.reason, name, caption))
+
+
+def _page_reason(regions: list[figures.Region], opts: Options) -> str:
+    if opts.unit == "page":
+        return regions[0].reason if regions else ""
+    kept = sum(r.kept for r in regions)
+    if kept:
+        return f"{kept} figure(s)"
+    why = sorted({r.reason for r in regions if r.reason})
+    return "no figure" + (f" ({'; '.join(why)[:150]})" if why else "")
+
+
+def _cut(page: Page, kept: list[Item], opts: Options) -> None:
+    """Decode the page once, as large as its largest need, and make every kept item's bytes."""
+    img = page.full(_decode_need(page, [it.region.bbox for it in kept], opts))
+    paper = paper_colour(page.preview) if opts.resize == "pad" else None
+    for it in kept:
+        whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
+        crop = img if whole else crop_box(img, it.region.bbox)
+        fitted = fit(crop, opts.size, opts.resize, paper)
+        it.jpeg = encode_jpeg(fitted, opts.quality)
+        it.region.phash = perceptual_hash(crop)
+        if opts.thumbnails:
+            fitted.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BILINEAR)
+            it.thumbnail = fitted
+        del fitted, crop
+    del img
+
+
+def _decode_need(page: Page, boxes: list[tuple[float, ...]], opts: Options) -> tuple[int, int]:
+    """The page size at which every box still reaches its output size (never above full)."""
+    scale = 0.0
+    for x0, y0, x1, y1 in boxes:
+        cw, ch = max(1.0, (x1 - x0) * page.width), max(1.0, (y1 - y0) * page.height)
+        nw, nh = needed_size(math.ceil(cw), math.ceil(ch), opts.size, opts.resize)
+        scale = max(scale, nw / cw, nh / ch)
+    scale = min(1.0, scale)
+    return max(1, math.ceil(page.width * scale)), max(1, math.ceil(page.height * scale))
+
+
+def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates: bool) -> int:
+    """Drop the page's items that nearly equal one kept before; returns how many it dropped."""
+    dropped = 0
+    for it in items:
+        region = it.region
+        if not region.kept or not region.phash:
+            continue
+        original = None if keep_duplicates else seen.original_of(region.phash)
+        if original is None:
+            seen.add(region.phash, region.file_name)
+            continue
+        region.kept, region.reason = False, f"duplicate of {original}"
+        it.jpeg = it.thumbnail = None
+        dropped += 1
+    if dropped:
+        record.figures -= dropped
+        record.kept = record.figures > 0
+        if not record.kept:
+            record.reason = "duplicate"
+    return dropped
 
 
 _worker_doc: dict[str, object] = {}  # per worker process: its open PDF and its filter
@@ -205,18 +329,27 @@ def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
         if "doc" in _worker_doc:
             _worker_doc["doc"].close()
         _worker_doc.update(path=path, doc=open_pdf(path, opts.password))
-    key = (opts.filter, opts.threshold, opts.min_figure_area)
-    if _worker_doc.get("filter_key") != key:  # --filter cnn loads a CNN: once per worker
-        _worker_doc.update(filter_key=key, filter=make_filter(*key))
+    key = (opts.unit, opts.filter, opts.threshold, opts.min_figure_area)
+    if _worker_doc.get("filter_key") != key:
+        _worker_doc.update(filter_key=key, filter=_make_filter(opts))
     filt = _worker_doc["filter"]
     return [process_page(_worker_doc["doc"], i, source, opts, filt) for i in indices]
 
 
-def _outcomes(
-    plan: list[tuple[Path, str, list[int]]], opts: Options, filt: PageFilter
-) -> Generator[tuple, None, None]:
+def _make_filter(opts: Options) -> PageFilter | None:
+    """The page filter, in page mode only: figure mode judges regions, not pages."""
+    if opts.unit != "page":
+        return None
+    return make_filter(opts.filter, opts.threshold, opts.min_figure_area)
+
+
+Plan = list[tuple[Path, str, list[int]]]
+
+
+def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item]], None, None]:
     """Every planned page's outcome, in order; owns the worker pool when there is one."""
     pool = _pool(opts.workers) if opts.workers > 1 else None
+    filt = _make_filter(opts)
     try:
         for path, source, indices in plan:
             if pool is None:
@@ -244,17 +377,13 @@ def peak_rss_mb() -> float:
     return max(own, kids) / 1024
 
 
-def iter_build(
-    paths: list[str | Path], out: str | Path, **options
-) -> Generator[PageEvent, None, Report]:
-    """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page."""
-    opts = Options(**options).check()
+def make_plan(paths: list[str | Path], opts: Options) -> Plan:
+    """Each PDF with its safe name and the 0-based pages to process; checks the job cap."""
     pdfs = [Path(p) for p in paths]
     if not pdfs:
         raise ArchiveError("no input PDF given")
-    sources = source_names(pdfs)
-    plan: list[tuple[Path, str, list[int]]] = []
-    for pdf, source in zip(pdfs, sources, strict=True):
+    plan: Plan = []
+    for pdf, source in zip(pdfs, source_names(pdfs), strict=True):
         doc = open_pdf(pdf, opts.password)
         count = doc.page_count
         doc.close()
@@ -266,71 +395,105 @@ def iter_build(
             f"{pages_total} pages is more than the {opts.max_pages} a job may have here "
             "(BORDE_MAX_PAGES); split it with --pages, or run `python -m archive` yourself"
         )
-    filt = make_filter(opts.filter, opts.threshold, opts.min_figure_area)
+    return plan
+
+
+def iter_build(
+    paths: list[str | Path], out: str | Path, **options
+) -> Generator[PageEvent, None, Report]:
+    """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page."""
+    opts = Options(**options).check()
+    plan = make_plan(paths, opts)
     out = Path(out)
     if opts.scan_only:
-        return (yield from _scan_only(plan, out, opts, filt))
+        return (yield from _scan_only(plan, out, opts))
 
     writer = DatasetWriter(out, resume=opts.resume, overwrite=opts.overwrite)
     done = writer.done()
-    resumed = len(writer.records)
+    resumed = len(writer.pages)
+    seen = Deduper()
+    for region in writer.regions:
+        if region.kept:
+            seen.add(region.phash, region.file_name)
     plan = [(p, s, [i for i in idx if (s, i + 1) not in done]) for p, s, idx in plan]
     total = resumed + sum(len(idx) for _, _, idx in plan)
-    kept = sum(r.kept for r in writer.records)
-    n = resumed
+    kept = sum(r.kept for r in writer.pages)
+    n_items = sum(r.kept for r in writer.regions)
     t0 = time.perf_counter()
-    outcomes = _outcomes(plan, opts, filt)
+    stream = outcomes(plan, opts)
     try:
-        for record, jpeg, thumb in outcomes:
-            writer.add(record, jpeg)
-            n += 1
+        for record, items in stream:
+            dedupe(record, items, seen, opts.keep_duplicates)
+            writer.add(record, [(it.region, it.jpeg) for it in items])
             kept += record.kept
-            yield PageEvent(record, n, total, kept, time.perf_counter() - t0, thumb)
+            n_items += record.figures
+            yield PageEvent(record, len(writer.pages), total, kept, n_items,
+                            time.perf_counter() - t0, _thumbnails(items))
         final = writer.close()
     except BaseException:
         writer.abort()
         raise
     finally:
-        outcomes.close()  # stops the workers now, not whenever the generator is collected
-    return _report(final, writer.records, time.perf_counter() - t0, filt, resumed)
+        stream.close()  # stops the workers now, not whenever the generator is collected
+    return _report(final, writer.pages, writer.regions, time.perf_counter() - t0, opts, resumed)
 
 
-def _report(
-    out: Path, records: list[PageRecord], seconds: float, filt: PageFilter, resumed: int
-) -> Report:
-    bad = sum(math.isnan(r.score) for r in records)
-    scores = [(r.score, r.kept) for r in records if not math.isnan(r.score)]
-    kept = sum(r.kept for r in records)
+def _thumbnails(items: list[Item]) -> list[tuple[Image.Image, str]]:
+    return [
+        (it.thumbnail, f"{r.source} p.{r.page} #{r.index} {r.kind} ({r.score:.2f})")
+        for it in items
+        if (r := it.region).kept and it.thumbnail is not None
+    ]
+
+
+def threshold_of(opts: Options) -> tuple[str, float]:
+    """The name and threshold of what judged the run, for the summary and the histogram."""
+    if opts.unit == "page":
+        filt = make_filter(opts.filter, opts.threshold, opts.min_figure_area)
+        return filt.name, filt.threshold
+    default = getattr(figures, "THRESHOLD", 0.5)
+    return "figures", default if opts.threshold is None else opts.threshold
+
+
+def _report(out: Path, pages: list[PageRecord], regions: list[RegionRecord], seconds: float,
+            opts: Options, resumed: int) -> Report:
+    bad = sum(math.isnan(r.score) for r in pages)
+    scores = [(r.score, r.kept) for r in regions if not math.isnan(r.score)]
+    dups = sum(r.reason.startswith("duplicate of ") for r in regions)
+    name, threshold = threshold_of(opts)
     return Report(
-        out, len(records), kept, bad, seconds, peak_rss_mb(), filt.name, filt.threshold, scores,
-        resumed,
+        out, opts.unit, len(pages), sum(r.kept for r in pages), sum(r.kept for r in regions),
+        dups, bad, seconds, peak_rss_mb(), name, threshold, scores, resumed,
     )
 
 
-def _scan_only(
-    plan: list[tuple[Path, str, list[int]]], out: Path, opts: Options, filt: PageFilter
-) -> Generator[PageEvent, None, Report]:
-    """Judge every page and write only the manifest, to choose a threshold."""
+def _scan_only(plan: Plan, out: Path, opts: Options) -> Generator[PageEvent, None, Report]:
+    """Judge every page and write only the manifest and regions, to choose a threshold."""
     target = out if out.suffix.lower() == ".csv" else out.with_suffix(".manifest.csv")
+    regions_target = target.with_name(target.stem + ".regions.csv")
     if not target.parent.is_dir():
         raise ArchiveError(f"output folder {target.parent} does not exist")
-    records: list[PageRecord] = []
+    pages: list[PageRecord] = []
+    regions: list[RegionRecord] = []
     total = sum(len(idx) for _, _, idx in plan)
-    kept = 0
+    kept = n_items = 0
     t0 = time.perf_counter()
-    outcomes = _outcomes(plan, opts, filt)
+    stream = outcomes(plan, opts)
     try:
-        for record, _jpeg, _thumb in outcomes:
-            records.append(record)
+        for record, items in stream:
+            pages.append(record)
+            regions.extend(it.region for it in items)
             kept += record.kept
-            yield PageEvent(record, len(records), total, kept, time.perf_counter() - t0)
+            n_items += record.figures
+            yield PageEvent(record, len(pages), total, kept, n_items, time.perf_counter() - t0)
     finally:
-        outcomes.close()
+        stream.close()
     try:
-        target.write_bytes(manifest_csv(records))
+        target.write_bytes(manifest_csv(pages))
+        regions_target.write_bytes(regions_csv(regions))
     except OSError as exc:
         raise ArchiveError(f"cannot write {target}: {exc.strerror or exc}") from None
-    return _report(target, records, time.perf_counter() - t0, filt, 0)
+    return _report(target, pages, regions, time.perf_counter() - t0, opts, 0)
 
 
 def _pool(workers: int):

@@ -116,15 +116,21 @@ def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
     return doc
 
 
-def read_page(doc: pymupdf.Document, index: int, scale: float = 2.0) -> Page:
-    """Load one page's preview; raises ``BadPage`` for a page that cannot be used."""
+def read_page(
+    doc: pymupdf.Document, index: int, scale: float = 2.0, preview_side: int = PREVIEW_SIDE
+) -> Page:
+    """Load one page's preview; raises ``BadPage`` for a page that cannot be used.
+
+    ``preview_side`` is the least long side of the preview: the page filter and the
+    figure finder each say how much they need, and every page pays for it.
+    """
     try:
         page = doc[index]
         scan = _single_scan(doc, page)
         if scan is not None:
             data, w, h = scan
             rot = page.rotation
-            preview = _rotate(_preview(data), rot)
+            preview = _rotate(_preview(data, preview_side), rot)
             if rot in (90, 270):
                 w, h = h, w
             return Page(doc, index, preview, w, h, data, rot, scale)
@@ -132,7 +138,7 @@ def read_page(doc: pymupdf.Document, index: int, scale: float = 2.0) -> Page:
         if rect.width <= 0 or rect.height <= 0:
             raise BadPage("page has an empty MediaBox")
         scale = _safe_scale(rect.width, rect.height, scale)
-        zoom = max(PREVIEW_SIDE / max(rect.width, rect.height), 0.05)
+        zoom = max(preview_side / max(rect.width, rect.height), 0.05)
         preview = _render(page, min(zoom, scale))
         w, h = round(rect.width * scale), round(rect.height * scale)
         return Page(doc, index, preview, w, h, None, 0, scale)
@@ -204,14 +210,14 @@ def _placement(contents: bytes, name: str) -> tuple[float, float, float, float] 
     return e, f, e + a, f + d
 
 
-def _preview(data: bytes) -> Image.Image:
-    """The scan decoded at the smallest DCT scale that keeps PREVIEW_SIDE.
+def _preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image:
+    """The scan decoded at the smallest DCT scale that keeps a long side of ``side``.
 
     Every page pays this decode, so it is the reader's hot spot: the entropy decode
     of the whole JPEG cannot be skipped, but TurboJPEG skips PIL's per-call overhead.
     """
     img = _open_image(data)  # header only: the bomb check uses the JPEG's own size
-    return _decode_scaled(data, img, _draft_size(img.width, img.height))
+    return _decode_scaled(data, img, _draft_size(img.width, img.height, side))
 
 
 def _decode_scaled(data: bytes, img: Image.Image, size: tuple[int, int]) -> Image.Image:
@@ -231,9 +237,9 @@ def _decode_scaled(data: bytes, img: Image.Image, size: tuple[int, int]) -> Imag
     return img.convert("RGB")
 
 
-def _draft_size(w: int, h: int) -> tuple[int, int]:
-    """The smallest JPEG scale whose longer side is still >= PREVIEW_SIDE."""
-    f = PREVIEW_SIDE / max(w, h)
+def _draft_size(w: int, h: int, side: int = PREVIEW_SIDE) -> tuple[int, int]:
+    """The smallest JPEG scale whose longer side is still >= ``side``."""
+    f = min(1.0, side / max(w, h))
     return max(1, int(w * f)), max(1, int(h * f))
 
 

@@ -1,7 +1,10 @@
-"""Bring a kept page to the training size without distorting the engraving.
+"""Bring a kept figure or page to the training size without distorting the engraving.
 
-``pad`` (the default) keeps the whole page and fills the border with the
-page's own paper colour, so the model does not learn black or white bars.
+``bucket`` (the default for figures) keeps the aspect ratio: the nearest SDXL
+training bucket (sides multiples of 64, area about ``size``², 1:4 to 4:1), so a
+tall fashion plate trains as a tall image, cropped by a few percent at most.
+``pad`` (the default for whole pages) keeps everything and fills the border with
+the page's own paper colour, so the model does not learn black or white bars.
 ``crop`` fills the square and loses the margins; ``stretch`` distorts.
 """
 
@@ -13,7 +16,9 @@ import math
 import numpy as np
 from PIL import Image, ImageOps
 
-RESIZE_MODES = ("pad", "crop", "stretch")
+from buckets import cover_crop, nearest_bucket
+
+RESIZE_MODES = ("bucket", "pad", "crop", "stretch")
 
 
 def paper_colour(img: Image.Image) -> tuple[int, int, int]:
@@ -31,10 +36,15 @@ def needed_size(width: int, height: int, size: int = 1024, mode: str = "pad") ->
     """The smallest source size ``fit`` can make its output from without upscaling.
 
     ``pad`` only needs the longer side to reach ``size``; ``crop`` and ``stretch``
-    need the shorter one. The reader decodes no more than this.
+    need the shorter one; ``bucket`` the size that covers its bucket. The reader
+    decodes no more than this.
     """
     if mode not in RESIZE_MODES:
         raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
+    if mode == "bucket":
+        (cw, ch), _ = cover_crop(width, height, nearest_bucket(width, height, size))
+        scale = min(1.0, cw / max(width, 1))
+        return max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
     side = max(width, height) if mode == "pad" else min(width, height)
     scale = min(1.0, size / max(side, 1))
     return max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
@@ -46,7 +56,7 @@ def fit(
     mode: str = "pad",
     paper: tuple[int, int, int] | None = None,
 ) -> Image.Image:
-    """A ``size`` x ``size`` RGB image made with LANCZOS, by ``mode``.
+    """An RGB image made with LANCZOS, by ``mode``: ``size`` square, or a bucket.
 
     ``paper`` is the border colour for ``pad``; pass it when a small copy of the
     page is at hand (``paper_colour(preview)``), which is cheaper than the full page.
@@ -55,6 +65,11 @@ def fit(
         raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
     if img.mode != "RGB":
         img = img.convert("RGB")
+    if mode == "bucket":
+        bucket = nearest_bucket(img.width, img.height, size)
+        (rw, rh), (left, top) = cover_crop(img.width, img.height, bucket)
+        scaled = img.resize((rw, rh), Image.Resampling.LANCZOS)
+        return scaled.crop((left, top, left + bucket[0], top + bucket[1]))
     if mode == "stretch":
         return img.resize((size, size), Image.Resampling.LANCZOS)
     if mode == "crop":
@@ -66,6 +81,14 @@ def fit(
     canvas = Image.new("RGB", (size, size), paper)
     canvas.paste(inner, ((size - w) // 2, (size - h) // 2))
     return canvas
+
+
+def crop_box(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
+    """The part of ``img`` inside ``box`` (fractions of the image), at least 1 px."""
+    w, h = img.size
+    x0, y0 = min(w - 1, max(0, round(box[0] * w))), min(h - 1, max(0, round(box[1] * h)))
+    x1, y1 = max(x0 + 1, min(w, round(box[2] * w))), max(y0 + 1, min(h, round(box[3] * h)))
+    return img.crop((x0, y0, x1, y1))
 
 
 def encode_jpeg(img: Image.Image, quality: int = 92) -> bytes:

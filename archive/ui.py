@@ -1,8 +1,8 @@
 """What the Archive tab shows, as plain data: no gradio here.
 
 ``run_job`` drives ``iter_build`` and turns its events into snapshots that
-the app renders: a few kept pages for the gallery, a status line with the
-speed, and at the end the histogram and the zip. A failure never loses the
+the app renders: the latest crops with their scores for the gallery, a status
+line with the speed, and at the end the score histogram and the zip. A failure never loses the
 pages done so far: the message points at the ``.partial`` and ``--resume``.
 """
 
@@ -20,7 +20,7 @@ from archive.errors import ArchiveError
 from archive.pipeline import Report, iter_build, source_names
 from archive.report import histogram_image
 
-GALLERY_SIZE = 24  # the browser shows the latest kept pages, not thousands
+GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
 
 
 @dataclass
@@ -54,15 +54,14 @@ def run_job(
             except StopIteration as stop:
                 report: Report = stop.value
                 break
-            if event.thumbnail is not None:
-                label = f"{event.record.source} p.{event.record.page} ({event.record.score:.2f})"
-                snap.gallery = (snap.gallery + [(event.thumbnail, label)])[-GALLERY_SIZE:]
+            if event.thumbnails:
+                snap.gallery = (snap.gallery + event.thumbnails)[-GALLERY_SIZE:]
             snap.done, snap.total, snap.pages_per_s = event.done, event.total, event.pages_per_s
             snap.status = (
-                f"{event.done}/{event.total} pages, kept {event.kept}, "
-                f"{event.pages_per_s:.1f} pages/s"
+                f"{event.done}/{event.total} pages, {event.items} item(s) from {event.kept} "
+                f"page(s), {event.pages_per_s:.1f} pages/s"
             )
-            if event.done % every == 0 or event.thumbnail is not None:
+            if event.done % every == 0 or event.thumbnails:
                 yield snap
     except ArchiveError as exc:
         snap.error = str(exc) + _resume_hint(paths, out)
@@ -75,7 +74,7 @@ def run_job(
     snap.report = report
     snap.zip_path = report.out
     snap.status = report.summary()
-    title = f"{report.filter} filter scores"
+    title = "figure scores" if report.unit == "figure" else f"{report.filter} filter scores"
     snap.histogram = histogram_image(report.scores, report.threshold, title=title)
     yield snap
 

@@ -12,52 +12,30 @@ so a resumed run gives the same entries and CRCs as an uninterrupted one.
 
 from __future__ import annotations
 
-import csv
 import errno
 import io
-import json
 import os
 import struct
 import zipfile
 import zlib
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from archive.errors import ArchiveError
+from archive.records import (
+    PageRecord,
+    RegionRecord,
+    journal_line,
+    manifest_csv,
+    metadata_jsonl,
+    parse_journal_line,
+    regions_csv,
+)
 
-MANIFEST_COLUMNS = ["source", "page", "kept", "score", "reason", "width", "height", "ms"]
 JOURNAL_PREFIX = "_journal/"
 JOURNAL_EVERY = 8
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
-
-
-@dataclass
-class PageRecord:
-    """One manifest row, plus what metadata.jsonl needs for a kept page."""
-
-    source: str
-    page: int
-    kept: bool
-    score: float
-    reason: str
-    width: int
-    height: int
-    ms: float
-    file_name: str = ""
-    caption: str = ""
-
-    def manifest_row(self) -> list[str]:
-        return [
-            self.source,
-            str(self.page),
-            "1" if self.kept else "0",
-            f"{self.score:.4f}",
-            self.reason,
-            str(self.width),
-            str(self.height),
-            f"{self.ms:.1f}",
-        ]
+Item = tuple[RegionRecord, "bytes | None"]  # a candidate and, when kept, its JPEG
 
 
 def partial_path(out: Path) -> Path:
@@ -73,13 +51,14 @@ def _info(name: str, size: int = 0) -> zipfile.ZipInfo:
 
 
 class DatasetWriter:
-    """Append kept pages and manifest rows; ``close()`` makes the final zip."""
+    """Append items and manifest rows; ``close()`` makes the final zip."""
 
     def __init__(self, out: str | Path, resume: bool = False, overwrite: bool = False) -> None:
         self.out = Path(out)
         self.partial = partial_path(self.out)
-        self.records: list[PageRecord] = []
-        self._pending: list[PageRecord] = []
+        self.pages: list[PageRecord] = []
+        self.regions: list[RegionRecord] = []
+        self._pending: list[tuple[PageRecord, list[RegionRecord]]] = []
         self._journal_no = 0
         self._check_target(resume, overwrite)
         try:
@@ -110,17 +89,20 @@ class DatasetWriter:
 
     def done(self) -> set[tuple[str, int]]:
         """Pages already in the zip (after a resume), to be skipped."""
-        return {(r.source, r.page) for r in self.records}
+        return {(r.source, r.page) for r in self.pages}
 
-    def add(self, record: PageRecord, jpeg: bytes | None = None) -> None:
-        """Write one page's outcome; a kept page brings its JPEG and caption."""
+    def add(self, page: PageRecord, items: list[Item]) -> None:
+        """Write one page's outcome: its kept items' JPEGs and captions, and every candidate."""
         try:
-            if record.kept and jpeg is not None:
-                self._zip.writestr(_info(record.file_name, len(jpeg)), jpeg)
-                txt = record.file_name.rsplit(".", 1)[0] + ".txt"
-                self._zip.writestr(_info(txt), record.caption.encode("utf-8"))
-            self.records.append(record)
-            self._pending.append(record)
+            for region, jpeg in items:
+                if region.kept and jpeg is not None:
+                    self._zip.writestr(_info(region.file_name, len(jpeg)), jpeg)
+                    txt = region.file_name.rsplit(".", 1)[0] + ".txt"
+                    self._zip.writestr(_info(txt), region.caption.encode("utf-8"))
+            regions = [region for region, _ in items]
+            self.pages.append(page)
+            self.regions.extend(regions)
+            self._pending.append((page, regions))
             if len(self._pending) >= JOURNAL_EVERY:
                 self.flush()
         except OSError as exc:
@@ -131,18 +113,19 @@ class DatasetWriter:
         if not self._pending:
             return
         self._journal_no += 1
-        body = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in self._pending)
+        body = "".join(journal_line(page, regions) for page, regions in self._pending)
         name = f"{JOURNAL_PREFIX}{self._journal_no:06d}.jsonl"
         self._zip.writestr(_info(name), body.encode("utf-8"))
         self._fp.flush()
         self._pending = []
 
     def close(self) -> Path:
-        """Write metadata.jsonl and manifest.csv, then rename to the final name."""
+        """Write metadata.jsonl, manifest.csv and regions.csv, then rename to the final name."""
         try:
             self.flush()
-            self._zip.writestr(_info("metadata.jsonl"), self._metadata())
-            self._zip.writestr(_info("manifest.csv"), manifest_csv(self.records))
+            self._zip.writestr(_info("metadata.jsonl"), metadata_jsonl(self.regions))
+            self._zip.writestr(_info("manifest.csv"), manifest_csv(self.pages))
+            self._zip.writestr(_info("regions.csv"), regions_csv(self.regions))
             keep = [i for i in self._zip.filelist if not i.filename.startswith(JOURNAL_PREFIX)]
             self._zip.filelist = keep
             self._zip.NameToInfo = {i.filename: i for i in keep}
@@ -163,26 +146,14 @@ class DatasetWriter:
         except OSError:
             pass  # recovery falls back to the last whole journal entry
         self._zip.fp = None  # never write a central directory over a half-done zip
-        self._fp.close()
-
-    def _metadata(self) -> bytes:
-        rows = [
-            {
-                "file_name": r.file_name,
-                "text": r.caption,
-                "source": r.source,
-                "page": r.page,
-                "score": round(r.score, 4),
-            }
-            for r in self.records
-            if r.kept
-        ]
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+        try:
+            self._fp.close()
+        except OSError:
+            pass  # a full disk fails the last flush; the file is closed all the same
 
     def _recover(self) -> zipfile.ZipFile:
         """Rebuild the zip state from the .partial's local headers."""
-        entries, records, end = scan_partial(self._fp)
-        self.records = records
+        entries, self.pages, self.regions, end = scan_partial(self._fp)
         self._journal_no = sum(e.filename.startswith(JOURNAL_PREFIX) for e in entries)
         self._fp.seek(end)
         self._fp.truncate()
@@ -193,14 +164,16 @@ class DatasetWriter:
         return zf
 
 
-def scan_partial(fp: io.BufferedIOBase) -> tuple[list[zipfile.ZipInfo], list[PageRecord], int]:
+def scan_partial(
+    fp: io.BufferedIOBase,
+) -> tuple[list[zipfile.ZipInfo], list[PageRecord], list[RegionRecord], int]:
     """Entries and journalled records up to the last whole journal entry, and its end."""
     fp.seek(0)
     entries: list[zipfile.ZipInfo] = []
-    records: list[PageRecord] = []
+    pages: list[PageRecord] = []
+    regions: list[RegionRecord] = []
     good_entries: list[zipfile.ZipInfo] = []
     good_end = 0
-    names = {f.name for f in fields(PageRecord)}
     while True:
         offset = fp.tell()
         head = fp.read(_LOCAL.size)
@@ -221,25 +194,17 @@ def scan_partial(fp: io.BufferedIOBase) -> tuple[list[zipfile.ZipInfo], list[Pag
         entries.append(info)
         if name.startswith(JOURNAL_PREFIX):
             try:
-                rows = [json.loads(line) for line in data.decode("utf-8").splitlines()]
-                batch = [PageRecord(**{k: v for k, v in r.items() if k in names}) for r in rows]
-            except (ValueError, TypeError):
+                batch = [parse_journal_line(line) for line in data.decode("utf-8").splitlines()]
+            except (ValueError, TypeError, KeyError):
                 break
             if not batch:
                 break
-            records.extend(batch)
+            for page, page_regions in batch:
+                pages.append(page)
+                regions.extend(page_regions)
             good_entries = list(entries)
             good_end = fp.tell()
-    return good_entries, records, good_end
-
-
-def manifest_csv(records: list[PageRecord]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(MANIFEST_COLUMNS)
-    for r in records:
-        writer.writerow(r.manifest_row())
-    return buf.getvalue().encode("utf-8")
+    return good_entries, pages, regions, good_end
 
 
 def _os_error(exc: OSError, path: Path) -> ArchiveError:

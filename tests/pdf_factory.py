@@ -19,6 +19,28 @@ def labelled_pages(shared_data: Path) -> list[tuple[Path, str]]:
         return [(shared_data / row["file"], row["label"]) for row in csv.DictReader(fh)]
 
 
+def chapbook_boxes(shared_data: Path) -> dict[Path, list[tuple[int, int, int, int]]]:
+    """Moreno chapbook pages and their annotated woodcut boxes (pixels); [] for none."""
+    out: dict[Path, list[tuple[int, int, int, int]]] = {}
+    with open(shared_data / "figures" / "moreno" / "regions.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            boxes = out.setdefault(shared_data / row["file"], [])
+            if row["kind"] != "none":
+                boxes.append(tuple(int(row[k]) for k in ("x0", "y0", "x1", "y1")))
+    return out
+
+
+def chapbook_pages(shared_data: Path) -> list[Path]:
+    """Pages with at least one woodcut, one per chapbook first, in a fixed order."""
+    pictured = sorted(p for p, boxes in chapbook_boxes(shared_data).items() if boxes)
+    first, rest, seen = [], [], set()
+    for p in pictured:
+        book = p.name.split("_")[-2]
+        (rest if book in seen else first).append(p)
+        seen.add(book)
+    return first + rest
+
+
 def jpeg_bytes(path: Path, quality: int = 85) -> bytes:
     img = Image.open(path).convert("RGB")
     buf = io.BytesIO()
@@ -51,3 +73,39 @@ def text_pdf(out: Path, pages: int = 2) -> Path:
     doc.save(out)
     doc.close()
     return out
+
+
+def woodcut(shared_data: Path, n: int = 0) -> Image.Image:
+    """The n-th annotated Moreno woodcut, cut out exactly by its box."""
+    pictured = [(p, b) for p, boxes in sorted(chapbook_boxes(shared_data).items()) for b in boxes]
+    path, box = pictured[n % len(pictured)]
+    return Image.open(path).convert("RGB").crop(box)
+
+
+def figure_page(
+    out: Path, figures: list[Image.Image], width: int = 1200, height: int = 1700,
+    paper: tuple[int, int, int] = (236, 228, 204),
+) -> list[tuple[float, float, float, float]]:
+    """A page with the figures side by side near the top, saved as JPEG; their exact boxes.
+
+    The boxes are fractions of the page, as ``metadata.jsonl`` gives them.
+    """
+    page = Image.new("RGB", (width, height), paper)
+    gap = width // 20
+    scale = min(1.0, (width - gap * (len(figures) + 1)) / sum(f.width for f in figures))
+    x, y, boxes = gap, height // 10, []
+    for fig in figures:
+        fig = fig.resize((round(fig.width * scale), round(fig.height * scale)))
+        page.paste(fig, (x, y))
+        boxes.append((x / width, y / height, (x + fig.width) / width, (y + fig.height) / height))
+        x += fig.width + gap
+    page.save(out, quality=90)
+    return boxes
+
+
+def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0

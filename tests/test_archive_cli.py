@@ -17,7 +17,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from tests.pdf_factory import labelled_pages, scans_pdf
+from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def crcs(path: Path) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def scans(shared_data) -> list[Path]:
     pages = labelled_pages(shared_data)
-    ill = [p for p, label in pages if "/DRAW/" in str(p)][:8]
+    ill = chapbook_pages(shared_data)[:8]  # woodcuts beside text: figure mode crops them
     txt = [p for p, label in pages if "dta_text" in str(p)][:8]
     return [x for pair in zip(ill, txt, strict=True) for x in pair]
 

@@ -16,7 +16,7 @@ import archive
 from archive import serverpath
 from archive.errors import ArchiveError
 from archive.ui import run_job
-from tests.pdf_factory import labelled_pages, scans_pdf
+from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 
 
 def _jpeg(size=(64, 80), colour=(120, 90, 60)) -> bytes:
@@ -74,7 +74,8 @@ def test_image_claiming_100k_by_100k_is_a_bad_page_not_a_crash(tmp_path):
 def test_jpeg_header_bomb_is_refused_before_decoding(tmp_path):
     lying = _claim_size(_jpeg(), 60_000, 60_000)
     pdf = _one_image_pdf(tmp_path / "liar.pdf", lying, 64, 80)
-    archive.build_dataset([pdf], tmp_path / "o.zip", size=64, filter="std", threshold=-1)
+    archive.build_dataset([pdf], tmp_path / "o.zip", size=64, unit="page", filter="std",
+                          threshold=-1)
     row = _manifest(tmp_path / "o.zip")[0]
     assert row["kept"] == "0" and ("limit" in row["reason"] or "too large" in row["reason"])
 
@@ -85,7 +86,7 @@ def test_absurd_mediabox_renders_within_the_pixel_budget(tmp_path):
     page.draw_rect(pymupdf.Rect(1000, 1000, 13000, 13000), color=(0, 0, 0), fill=(0.3, 0.3, 0.3))
     doc.save(tmp_path / "huge.pdf")
     report = archive.build_dataset([tmp_path / "huge.pdf"], tmp_path / "o.zip", size=64,
-                                   filter="std", threshold=-1, scale=2.0)
+                                   unit="page", filter="std", threshold=-1, scale=2.0)
     row = _manifest(tmp_path / "o.zip")[0]
     assert report.kept == 1
     assert int(row["width"]) * int(row["height"]) <= 150_000_000 * 1.01
@@ -120,15 +121,15 @@ def test_server_path_never_leaves_the_data_folder(tmp_path, shared_data, monkeyp
 
 def test_ui_job_streams_snapshots_and_ends_with_histogram(shared_data, tmp_path):
     pages = labelled_pages(shared_data)
-    pick = [p for p, _ in pages if "/DRAW/" in str(p)][:2]
-    pick += [p for p, _ in pages if "dta" in str(p)][:2]
+    pick = chapbook_pages(shared_data)[:2] + [p for p, _ in pages if "dta" in str(p)][:2]
     pdf = scans_pdf(tmp_path / "job.pdf", pick)
     snaps = list(run_job([pdf], work_dir=tmp_path, every=1, size=64))
     last = snaps[-1]
     assert last.error is None and last.zip_path and last.zip_path.exists()
     assert last.histogram is not None and last.histogram.size[0] > 200
     assert [s.done for s in snaps[:-1]] == sorted(s.done for s in snaps[:-1])
-    assert len(last.gallery) == last.report.kept
+    assert len(last.gallery) == last.report.items > 0  # one crop per item, with its score
+    assert all(label.startswith("job p.") and "(" in label for _, label in last.gallery)
 
 
 def test_ui_job_error_points_at_resume(tmp_path):

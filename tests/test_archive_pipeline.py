@@ -14,7 +14,7 @@ import archive
 from archive.errors import ArchiveError
 from archive.pipeline import parse_pages, source_names
 from archive.resize import fit, paper_colour
-from tests.pdf_factory import labelled_pages, scans_pdf, text_pdf
+from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf, text_pdf
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +23,9 @@ def pages(shared_data):
 
 
 @pytest.fixture(scope="module")
-def mixed_pdf(pages, tmp_path_factory) -> Path:
-    """Six real engravings/drawings and six real binarized text pages, interleaved."""
-    ill = [p for p, label in pages if label == "illustration" and "/DRAW/" in str(p)][:6]
+def mixed_pdf(pages, shared_data, tmp_path_factory) -> Path:
+    """Six real chapbook pages with woodcuts and six real binarized text pages, interleaved."""
+    ill = chapbook_pages(shared_data)[:6]
     txt = [p for p, label in pages if "dta_text" in str(p)][:6]
     order = [x for pair in zip(ill, txt, strict=True) for x in pair]
     return scans_pdf(tmp_path_factory.mktemp("pdf") / "magazine 1890.pdf", order)
@@ -40,11 +40,11 @@ def entries(zip_path: Path) -> dict[str, object]:
     return out
 
 
-def test_builds_the_documented_zip(mixed_pdf, tmp_path):
+def test_page_mode_builds_the_documented_zip(mixed_pdf, tmp_path):
     out = tmp_path / "ds.zip"
     events = []
     report = archive.build_dataset(
-        [mixed_pdf], out, size=128, progress=events.append, trigger="imperial"
+        [mixed_pdf], out, unit="page", size=128, progress=events.append, trigger="imperial"
     )
     assert out.exists() and not (tmp_path / "ds.zip.partial").exists()
     assert report.pages == 12 and len(events) == 12
@@ -56,15 +56,10 @@ def test_builds_the_documented_zip(mixed_pdf, tmp_path):
         manifest = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
         meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
         assert list(manifest[0]) == [
-            "source",
-            "page",
-            "kept",
-            "score",
-            "reason",
-            "width",
-            "height",
-            "ms",
+            "source", "page", "kept", "figures", "score", "reason", "width", "height", "ms",
         ]
+        regions = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+        assert len(regions) == 12 and all(r["x1"] == r["y1"] == "1.0000" for r in regions)
         assert [int(r["page"]) for r in manifest] == list(range(1, 13))
         kept = [r for r in manifest if r["kept"] == "1"]
         assert len(meta) == len(kept) == report.kept
@@ -78,12 +73,13 @@ def test_builds_the_documented_zip(mixed_pdf, tmp_path):
                 == row["text"]
                 == f"imperial, an engraving from magazine_1890, page {row['page']}"
             )
-            assert set(row) >= {"file_name", "text", "source", "page", "score"}
+            assert set(row) >= {"file_name", "text", "source", "page", "score", "bbox", "kind"}
+            assert row["bbox"] == [0, 0, 1, 1] and row["kind"] == "page"
     assert meta[0]["file_name"].startswith("images/magazine_1890_p000")
 
 
 def test_default_filter_separates_real_engravings_from_binarized_text(mixed_pdf, tmp_path):
-    report = archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", size=64)
+    report = archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", unit="page", size=64)
     with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
         rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
     odd = [r["kept"] for r in rows if int(r["page"]) % 2 == 1]  # drawings
@@ -93,34 +89,9 @@ def test_default_filter_separates_real_engravings_from_binarized_text(mixed_pdf,
     assert report.kept == odd.count("1") + even.count("1")
 
 
-def test_cnn_filter_through_two_worker_processes(mixed_pdf, tmp_path):
-    """--filter cnn loads its CNN inside each worker and gives the same verdicts as one."""
-    one = archive.build_dataset([mixed_pdf], tmp_path / "a.zip", size=64, filter="cnn")
-    two = archive.build_dataset([mixed_pdf], tmp_path / "b.zip", size=64, filter="cnn", workers=2)
-    manifests = []
-    for name in ("a.zip", "b.zip"):
-        with zipfile.ZipFile(tmp_path / name) as zf:
-            manifests.append(list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode()))))
-    rows = manifests[0]
-    verdicts = [[(r["kept"], r["score"]) for r in m] for m in manifests]
-    assert verdicts[0] == verdicts[1]
-    assert [r["kept"] for r in rows if int(r["page"]) % 2 == 1].count("1") >= 5, rows
-    assert [r["kept"] for r in rows if int(r["page"]) % 2 == 0].count("0") >= 5, rows
-    assert one.kept == two.kept and one.filter == "cnn"
-
-
-def test_cnn_filter_without_its_model_stops_with_a_reason(mixed_pdf, tmp_path, monkeypatch):
-    from archive import cnn_filter
-
-    monkeypatch.setattr(cnn_filter, "trunk_path", lambda: tmp_path / "no-model-here")
-    with pytest.raises(ArchiveError, match="--filter cnn needs torch and the Vet Scanner model"):
-        archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", size=64, filter="cnn")
-    assert not (tmp_path / "ds.zip").exists()
-
-
 def test_seed_std_filter_keeps_binarized_text(mixed_pdf, tmp_path):
     """The documented failure of the seed rule, kept available as --filter std."""
-    archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", filter="std", size=64)
+    archive.build_dataset([mixed_pdf], tmp_path / "ds.zip", unit="page", filter="std", size=64)
     with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
         rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
     text_kept = [r for r in rows if int(r["page"]) % 2 == 0 and r["kept"] == "1"]
@@ -130,7 +101,8 @@ def test_seed_std_filter_keeps_binarized_text(mixed_pdf, tmp_path):
 
 def test_interrupted_run_resumes_to_the_same_zip(mixed_pdf, tmp_path):
     full = tmp_path / "full.zip"
-    archive.build_dataset([mixed_pdf], full, size=96, filter="std", threshold=0)
+    page_mode = dict(unit="page", size=96, filter="std", threshold=0)
+    archive.build_dataset([mixed_pdf], full, **page_mode)
 
     out = tmp_path / "resumed.zip"
 
@@ -139,15 +111,11 @@ def test_interrupted_run_resumes_to_the_same_zip(mixed_pdf, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        archive.build_dataset(
-            [mixed_pdf], out, size=96, filter="std", threshold=0, progress=stop_after_7
-        )
+        archive.build_dataset([mixed_pdf], out, progress=stop_after_7, **page_mode)
     assert not out.exists() and (tmp_path / "resumed.zip.partial").exists()
     with pytest.raises(ArchiveError, match="--resume"):
-        archive.build_dataset([mixed_pdf], out, size=96, filter="std", threshold=0)
-    report = archive.build_dataset(
-        [mixed_pdf], out, size=96, filter="std", threshold=0, resume=True
-    )
+        archive.build_dataset([mixed_pdf], out, **page_mode)
+    report = archive.build_dataset([mixed_pdf], out, resume=True, **page_mode)
     assert report.resumed == 7 and report.pages == 12
     assert entries(out) == entries(full)
 
@@ -165,7 +133,8 @@ def test_render_path_and_page_selection(tmp_path, shared_data):
     born_digital = text_pdf(tmp_path / "text.pdf", pages=3)
     scan = shared_data / "pdfs" / "lichtenstein.pdf"
     report = archive.build_dataset(
-        [born_digital, scan], tmp_path / "ds.zip", size=64, pages="2-", filter="std", threshold=0
+        [born_digital, scan], tmp_path / "ds.zip", unit="page", size=64, pages="2-",
+        filter="std", threshold=0,
     )
     with zipfile.ZipFile(tmp_path / "ds.zip") as zf:
         rows = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
@@ -177,7 +146,8 @@ def test_rotated_scan_page_comes_out_upright(pages, tmp_path):
     portrait = next(p for p, label in pages if "/DRAW/atrium-34" in str(p))
     pdf = scans_pdf(tmp_path / "rot.pdf", [portrait], rotate=90)
     archive.build_dataset(
-        [pdf], tmp_path / "ds.zip", size=64, resize="stretch", filter="std", threshold=0
+        [pdf], tmp_path / "ds.zip", unit="page", size=64, resize="stretch", filter="std",
+        threshold=0,
     )
     doc = pymupdf.open(pdf)
     pix = doc[0].get_pixmap(matrix=pymupdf.Matrix(0.2, 0.2))
@@ -219,14 +189,14 @@ def test_page_ranges_and_safe_names():
 def test_hugging_face_datasets_reads_the_zip(mixed_pdf, tmp_path):
     datasets = pytest.importorskip("datasets")
     out = tmp_path / "ds.zip"
-    report = archive.build_dataset([mixed_pdf], out, size=64)
+    report = archive.build_dataset([mixed_pdf], out, size=256)
     ds = datasets.load_dataset(
         "imagefolder", data_files=str(out), split="train", cache_dir=str(tmp_path / "cache")
     )
-    assert ds.num_rows == report.kept
-    assert ds[0]["image"].size == (64, 64)
+    assert ds.num_rows == report.items > 0
     assert ds[0]["text"].startswith("an engraving from magazine_1890, page ")
-    assert set(ds.column_names) >= {"image", "text", "source", "page", "score"}
+    assert set(ds.column_names) >= {"image", "text", "source", "page", "score", "bbox", "kind"}
+    assert all(w % 64 == 0 and h % 64 == 0 for w, h in (im.size for im in ds["image"]))
 
 
 def test_kept_scan_is_decoded_no_larger_than_its_resize_mode_needs(pages, tmp_path):

@@ -1,0 +1,132 @@
+"""What a run writes about each page and each candidate region, in one place.
+
+``PageRecord`` is a row of ``manifest.csv`` (one per page processed);
+``RegionRecord`` a row of ``regions.csv`` (one per candidate, kept or not) and,
+when kept, a row of ``metadata.jsonl``. Both travel through the writer's journal,
+so a resumed run knows every decision made before the kill.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass, fields
+
+MANIFEST_COLUMNS = [
+    "source", "page", "kept", "figures", "score", "reason", "width", "height", "ms",
+]
+REGION_COLUMNS = [
+    "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
+    "file_name",
+]
+
+
+@dataclass
+class PageRecord:
+    """One page: kept means it gave at least one dataset item."""
+
+    source: str
+    page: int  # 1-based
+    kept: bool
+    score: float
+    reason: str
+    width: int
+    height: int
+    ms: float
+    figures: int = 0
+
+    def __post_init__(self) -> None:
+        self.score, self.kept, self.figures = float(self.score), bool(self.kept), int(self.figures)
+
+    def manifest_row(self) -> list[str]:
+        return [
+            self.source, str(self.page), "1" if self.kept else "0", str(self.figures),
+            f"{self.score:.4f}", self.reason, str(self.width), str(self.height), f"{self.ms:.1f}",
+        ]
+
+
+@dataclass
+class RegionRecord:
+    """One candidate region of a page; ``bbox`` is in fractions of the displayed page."""
+
+    source: str
+    page: int
+    index: int  # 1-based, in reading order; names the file, so it never changes
+    bbox: tuple[float, float, float, float]
+    score: float
+    kind: str
+    kept: bool
+    reason: str
+    file_name: str = ""
+    caption: str = ""
+    phash: str = ""
+
+    def __post_init__(self) -> None:  # numpy scalars from the finder would not journal
+        self.bbox = tuple(round(float(v), 4) for v in self.bbox)  # type: ignore[assignment]
+        self.score, self.kept = float(self.score), bool(self.kept)
+        self.page, self.index = int(self.page), int(self.index)
+
+    def region_row(self) -> list[str]:
+        return [
+            self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
+            f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
+            self.file_name,
+        ]
+
+    def metadata(self) -> dict:
+        """The ``metadata.jsonl`` row that ``datasets``' imagefolder reads."""
+        return {
+            "file_name": self.file_name,
+            "text": self.caption,
+            "source": self.source,
+            "page": self.page,
+            "bbox": list(self.bbox),
+            "score": round(self.score, 4),
+            "kind": self.kind,
+        }
+
+
+def item_name(source: str, page: int, index: int | None) -> str:
+    """``images/<stem>_p00012_f1.jpg`` for a figure, ``images/<stem>_p00012.jpg`` for a page."""
+    suffix = "" if index is None else f"_f{index}"
+    return f"images/{source}_p{page:05d}{suffix}.jpg"
+
+
+def _csv(header: list[str], rows: list[list[str]]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+def manifest_csv(records: list[PageRecord]) -> bytes:
+    return _csv(MANIFEST_COLUMNS, [r.manifest_row() for r in records])
+
+
+def regions_csv(regions: list[RegionRecord]) -> bytes:
+    return _csv(REGION_COLUMNS, [r.region_row() for r in regions])
+
+
+def metadata_jsonl(regions: list[RegionRecord]) -> bytes:
+    rows = (json.dumps(r.metadata(), ensure_ascii=False) + "\n" for r in regions if r.kept)
+    return "".join(rows).encode("utf-8")
+
+
+def journal_line(page: PageRecord, regions: list[RegionRecord]) -> str:
+    return json.dumps({"page": asdict(page), "regions": [asdict(r) for r in regions]},
+                      ensure_ascii=False) + "\n"
+
+
+_PAGE_FIELDS = {f.name for f in fields(PageRecord)}
+_REGION_FIELDS = {f.name for f in fields(RegionRecord)}
+
+
+def parse_journal_line(line: str) -> tuple[PageRecord, list[RegionRecord]]:
+    """Inverse of ``journal_line``; raises ValueError/TypeError/KeyError on a bad line."""
+    row = json.loads(line)
+    page = PageRecord(**{k: v for k, v in row["page"].items() if k in _PAGE_FIELDS})
+    regions = [RegionRecord(**{k: v for k, v in r.items() if k in _REGION_FIELDS})
+               for r in row["regions"]]
+    return page, regions
