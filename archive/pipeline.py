@@ -377,13 +377,18 @@ def peak_rss_mb() -> float:
     return max(own, kids) / 1024
 
 
-def make_plan(paths: list[str | Path], opts: Options) -> Plan:
-    """Each PDF with its safe name and the 0-based pages to process; checks the job cap."""
+def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = None) -> Plan:
+    """Each PDF with its safe name and the 0-based pages to process; checks the job cap.
+
+    ``names`` overrides the source names, so a part of a collection built on its own
+    (one Ray task) names its items as the whole collection's build would.
+    """
     pdfs = [Path(p) for p in paths]
     if not pdfs:
         raise ArchiveError("no input PDF given")
+    names = source_names(pdfs) if names is None else names
     plan: Plan = []
-    for pdf, source in zip(pdfs, source_names(pdfs), strict=True):
+    for pdf, source in zip(pdfs, names, strict=True):
         doc = open_pdf(pdf, opts.password)
         count = doc.page_count
         doc.close()
@@ -399,11 +404,11 @@ def make_plan(paths: list[str | Path], opts: Options) -> Plan:
 
 
 def iter_build(
-    paths: list[str | Path], out: str | Path, **options
+    paths: list[str | Path], out: str | Path, names: list[str] | None = None, **options
 ) -> Generator[PageEvent, None, Report]:
     """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page."""
     opts = Options(**options).check()
-    plan = make_plan(paths, opts)
+    plan = make_plan(paths, opts, names)
     out = Path(out)
     if opts.scan_only:
         return (yield from _scan_only(plan, out, opts))

@@ -18,7 +18,7 @@ MANIFEST_COLUMNS = [
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-    "file_name",
+    "file_name", "phash",
 ]
 
 
@@ -71,7 +71,7 @@ class RegionRecord:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
             f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
-            self.file_name,
+            self.file_name, self.phash,
         ]
 
     def metadata(self) -> dict:
