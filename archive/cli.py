@@ -9,6 +9,7 @@ import sys
 from tqdm import tqdm
 
 from archive.caption import DEFAULT_CAPTION
+from archive.decisions import load as load_decisions
 from archive.errors import ArchiveError
 from archive.filter import FILTER_NAMES
 from archive.pipeline import UNITS, iter_build
@@ -48,6 +49,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--trigger", default=None, help="trigger word that leads every caption")
     p.add_argument("--keep-duplicates", action="store_true",
                    help="keep near-duplicate figures (reprinted plates, repeated scans)")
+    p.add_argument("--no-candidates", action="store_true",
+                   help="do not keep the doubtful crops in candidates/ for review "
+                        "(python -m archive.review)")
+    p.add_argument("--decisions", default=None, metavar="regions.csv",
+                   help="the curator's keep/drop decisions (an edited regions.csv); by default "
+                        "OUT.decisions.csv is read when it exists")
     p.add_argument("--scale", type=float, default=2.0, help="render zoom for non-scan pages")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--resume", action="store_true", help="continue an interrupted OUT.zip.partial")
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(
         unit=args.unit, filter=args.filter, threshold=args.threshold,
         min_figure_area=args.min_figure_area, keep_duplicates=args.keep_duplicates,
+        candidates=not args.no_candidates,
         size=args.size, resize=args.resize, quality=args.quality, pages=args.pages,
         workers=args.workers, caption=args.caption, trigger=args.trigger, resume=args.resume,
         password=args.password, scan_only=args.scan_only, scale=args.scale,
@@ -72,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     bar = None
     try:
+        if args.decisions:
+            options["decisions"] = load_decisions(args.decisions)
         gen = iter_build(args.inputs, args.out, **options)
         while True:
             try:

@@ -62,6 +62,8 @@ class _Ink:
     labels: np.ndarray  # strong components
     stats: np.ndarray  # their x, y, w, h, area; row 0 the background
     th: float  # text height, px
+    origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
+    full: tuple[int, int] = (0, 0)  # the image's height and width
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -91,7 +93,9 @@ def analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
         return None
-    ink = _measure(grey)
+    x0, y0, x1, y1 = _page_area(grey)
+    ink = _measure(grey[y0:y1, x0:x1])
+    ink.origin, ink.full = (x0, y0), (h, w)
     return ink, _boxes(ink)
 
 
@@ -130,6 +134,23 @@ def _measure(grey: np.ndarray) -> _Ink:
     _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
                                                              connectivity=8)
     return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape))
+
+
+def _page_area(grey: np.ndarray) -> Box:
+    """The paper's extent: rows and columns at the image edge with almost no paper are bed.
+
+    Paper is what is near the page's brightest common level; a dark scanner bed or
+    cover wider than the local paper filter would otherwise pass for paper itself.
+    A page with no paper margin at all (a full-bleed plate) is left whole.
+    """
+    h, w = grey.shape
+    paper = float(np.percentile(grey, 95))
+    bright = grey > 0.7 * paper
+    cols = np.flatnonzero(bright.mean(axis=0) >= 0.25)
+    rows = np.flatnonzero(bright.mean(axis=1) >= 0.25)
+    if len(cols) < 0.5 * w or len(rows) < 0.5 * h:
+        return 0, 0, w, h
+    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
 
 
 def _scan_border(weak: np.ndarray) -> np.ndarray:
@@ -175,8 +196,8 @@ def _boxes(ink: _Ink) -> list[Box]:
     boxes = _absorb(boxes, ink.stats[1:])
     out: list[Box] = []
     for b in boxes:
-        # an ornament's symmetric halves are not two pictures
-        out += [b] if _ornament(b, ink) else _split(b, ink)
+        # mirror halves are one ornament (a tailpiece's wings), never two pictures
+        out += [b] if _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6 else _split(b, ink)
     return out
 
 
@@ -229,36 +250,55 @@ def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
 def _split(box: Box, ink: _Ink) -> list[Box]:
     """Cut a box along a clean paper channel: adjacent woodcuts that nearly touch.
 
-    A channel is a column (or row) crossed by almost no strong ink and little faint
-    ink, with a sizeable picture on both sides; a scene's faint sky or floor is not.
+    A channel is a column (or row) whose darkness is a small fraction of the box's
+    median column and which little faint ink crosses; a scene's pale sky is darker than
+    that relative to its own picture, so it stays whole.
     """
     x0, y0, x1, y1 = box
-    s_sub, w_sub = ink.strong[y0:y1, x0:x1], ink.weak[y0:y1, x0:x1]
-    h, w = s_sub.shape
+    d = ink.d[y0:y1, x0:x1]
+    dark = np.where(d >= 0.25 * ink.t, d, 0).astype(np.float32)
+    weak = ink.weak[y0:y1, x0:x1]
+    h, w = d.shape
     best = None
     for axis, length, span in ((0, w, h), (1, h, w)):
-        margin = int(max(3 * ink.th, 0.15 * length))
+        # side by side, a narrow figure may sit by a wide scene; stacked parts are big
+        margin = int(max(3 * ink.th, (0.15 if axis == 0 else 0.25) * length))
         if length - 2 * margin < 1:
             continue
-        ps = s_sub.sum(axis=axis)[margin:length - margin] / span
-        pw = w_sub.sum(axis=axis)[margin:length - margin] / span
-        ok = (ps <= 0.025) & (pw <= 0.07)
+        prof = dark.sum(axis=axis)
+        rel = prof[margin:length - margin] / max(1e-6, float(np.median(prof)))
+        pw = weak.sum(axis=axis)[margin:length - margin] / span
+        ok = (rel <= 0.2) & (pw <= 0.08)
         if ok.any():
-            i = int(np.argmin(np.where(ok, pw, np.inf)))
-            if best is None or pw[i] < best[0]:
-                best = (pw[i], axis, margin + i)
+            i = int(np.argmin(np.where(ok, rel, np.inf)))
+            if best is None or rel[i] < best[0]:
+                best = (rel[i], axis, margin + i)
     if best is None:
         return [box]
     _v, axis, cut = best
-    if axis == 0:
-        parts = [(x0, y0, x0 + cut, y1), (x0 + cut + 1, y0, x1, y1)]
-    else:
-        parts = [(x0, y0, x1, y0 + cut), (x0, y0 + cut + 1, x1, y1)]
     out: list[Box] = []
-    for p in parts:
-        t = _tighten(p, ink.weak)
-        if t is not None:
-            out += _split(t, ink)
+    for part in _sides(box, ink.weak, axis, cut):
+        out += _split(part, ink)
+    return out
+
+
+def _sides(box: Box, weak: np.ndarray, axis: int, cut: int) -> list[Box]:
+    """The two boxes either side of a cut, each around the shapes mostly on its side.
+
+    A hat brim that overhangs the neighbour's column stays with its wearer, and the
+    neighbour's box does not grow to reach it.
+    """
+    x0, y0, x1, y1 = box
+    n, lab, stats, cent = cv2.connectedComponentsWithStats(
+        weak[y0:y1, x0:x1].astype(np.uint8), connectivity=8)
+    pos = cent[1:, 0] if axis == 0 else cent[1:, 1]
+    out: list[Box] = []
+    for side in (pos < cut, pos >= cut):
+        st = stats[1:][side]
+        if not len(st):
+            continue
+        out.append((x0 + int(st[:, 0].min()), y0 + int(st[:, 1].min()),
+                    x0 + int((st[:, 0] + st[:, 2]).max()), y0 + int((st[:, 1] + st[:, 3]).max())))
     return out
 
 
@@ -292,7 +332,9 @@ def _lettering(box: Box, ink: _Ink) -> bool:
     inside = st[(st[:, 0] >= x0) & (st[:, 1] >= y0) & (st[:, 0] + st[:, 2] <= x1)
                 & (st[:, 1] + st[:, 3] <= y1)]
     tall = inside[(inside[:, 3] >= 0.5 * h) & (inside[:, 2] <= 1.6 * inside[:, 3])]
-    return len(tall) >= 3 and tall[:, 2].sum() >= 0.4 * (x1 - x0)
+    # three tall shapes side by side may be three small woodcuts; four rarely are
+    need = 3 if h < 8 * ink.th else 4
+    return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
 
 
 def _corr(a: np.ndarray, b: np.ndarray) -> float:
@@ -312,13 +354,21 @@ def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
 
 
 def _ornament(box: Box, ink: _Ink) -> bool:
-    """Bands (head- and tailpieces) and shapes symmetric both ways (fleurons, frames)."""
+    """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
+
+    Risk, stated: a sparse, mirror-symmetric line drawing (an apparatus seen from the
+    front) reads as a flourish; engravings are denser than the 15% ink floor.
+    """
     bw, bh = box[2] - box[0], box[3] - box[1]
     aspect = bw / max(1, bh)
     if aspect > 3 or aspect < 0.25:
         return True
     lr, ud = _symmetry(box, ink)
-    return lr > 0.6 and ud > 0.6
+    if lr > 0.6 and ud > 0.6:
+        return True
+    x0, y0, x1, y1 = box
+    # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
+    return lr > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
 
 
 def _photo(box: Box, ink: _Ink) -> bool:
@@ -331,13 +381,13 @@ def _photo(box: Box, ink: _Ink) -> bool:
 
 def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     """Keep a box or say why not; the cheap tests run first."""
-    h, w = ink.shape
+    h, w = ink.full
     th = ink.th
     bw, bh = box[2] - box[0], box[3] - box[1]
     area = bw * bh / (w * h)
 
     def region(score: float, kind: str, reason: str) -> Region:
-        return Region(_padded(box, ink.shape), round(score, 3), kind, not reason, reason)
+        return Region(_padded(box, ink), round(score, 3), kind, not reason, reason)
 
     if min(bw, bh) < 2 * th or max(bw, bh) > 8 * min(bw, bh):
         return region(0.05, "ornament", "rule")
@@ -358,10 +408,11 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     return region(score, kind, "")
 
 
-def _padded(box: Box, shape: tuple[int, int]) -> tuple[float, float, float, float]:
-    """The box as page fractions, grown by PARAMS["pad"] of its size on each side."""
-    h, w = shape
-    x0, y0, x1, y1 = box
+def _padded(box: Box, ink: _Ink) -> tuple[float, float, float, float]:
+    """The box as fractions of the image, grown by PARAMS["pad"] of its size on each side."""
+    h, w = ink.full
+    ox, oy = ink.origin
+    x0, y0, x1, y1 = box[0] + ox, box[1] + oy, box[2] + ox, box[3] + oy
     px, py = PARAMS["pad"] * (x1 - x0), PARAMS["pad"] * (y1 - y0)
     return (max(0.0, (x0 - px) / w), max(0.0, (y0 - py) / h),
             min(1.0, (x1 + px) / w), min(1.0, (y1 + py) / h))

@@ -29,15 +29,27 @@ from PIL import Image
 
 from archive import figures
 from archive.caption import DEFAULT_CAPTION, check_template, make_caption
+from archive.decisions import DUPLICATE, decide, sidecar
+from archive.decisions import load as load_decisions
 from archive.dedup import Deduper, perceptual_hash
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
 from archive.reader import PREVIEW_SIDE, Page, open_pdf, read_page
-from archive.records import PageRecord, RegionRecord, item_name, manifest_csv, regions_csv
+from archive.records import (
+    CANDIDATE_DIR,
+    KEPT_DIR,
+    PageRecord,
+    RegionRecord,
+    item_name,
+    manifest_csv,
+    moved,
+    regions_csv,
+)
 from archive.resize import RESIZE_MODES, crop_box, encode_jpeg, fit, needed_size, paper_colour
 from archive.writer import DatasetWriter
 
 CHUNK = 4  # pages per worker task: amortises the IPC, and keeps the idle tail at the end short
+FIGURE_FLOOR = 0.15  # candidates at least this sure are kept for review (rules, specks are not)
 UNITS = ("figure", "page")
 THUMB_SIDE = 192
 
@@ -58,6 +70,8 @@ class Options:
     caption: str = DEFAULT_CAPTION
     trigger: str | None = None
     keep_duplicates: bool = False
+    candidates: bool = True  # keep doubtful crops in candidates/ for the curator's review
+    decisions: dict | None = None  # (source, page, index) -> "keep" | "drop"
     resume: bool = False
     password: str | None = None
     scan_only: bool = False
@@ -207,19 +221,21 @@ def source_names(paths: Iterable[Path]) -> list[str]:
 def process_page(
     doc, index: int, source: str, opts: Options, filt: PageFilter | None
 ) -> tuple[PageRecord, list[Item]]:
-    """Read, judge and (for kept regions) cut, resize and encode one page. Never raises."""
+    """Read, judge and (for kept or doubtful regions) cut and encode one page. Never raises."""
     t0 = time.perf_counter()
     number = index + 1
     try:
         page = read_page(doc, index, opts.scale, opts.preview_side)
-        regions = _candidates(page.preview, opts, filt)
+        regions, note = _candidates(page.preview, opts, filt)
         items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
-        kept = [it for it in items if it.region.kept]
-        if kept and not opts.scan_only:
-            _cut(page, kept, opts)
+        floor = review_floor(opts)
+        cut = [it for it in items if it.region.kept or it.region.score >= floor]
+        wanted = any(it.region.kept for it in items) or (opts.candidates and cut)
+        if wanted and not opts.scan_only:
+            _cut(page, cut, opts)
         score = max((r.score for r in regions), default=0.0)
-        record = PageRecord(source, number, bool(kept), score, _page_reason(regions, opts),
-                            page.width, page.height, 0, len(kept))
+        record = PageRecord(source, number, False, score, note, page.width, page.height, 0)
+        settle_page(record, [it.region for it in items], opts.unit)
     except (BadPage, OSError, ValueError, MemoryError) as bad:
         reason = str(bad) if isinstance(bad, BadPage) else f"bad page ({type(bad).__name__}: {bad})"
         record = PageRecord(source, number, False, math.nan, reason[:200], 0, 0, 0)
@@ -228,18 +244,30 @@ def process_page(
     return record, items
 
 
+def review_floor(opts: Options) -> float:
+    """Candidates scoring at least this are cut and kept for the curator's review.
+
+    The floor is part of what decides a page's decode size, so it never depends on
+    ``--no-candidates``: the same crops come out byte for byte either way.
+    """
+    if opts.unit == "figure":
+        return FIGURE_FLOOR
+    return 0.5 * threshold_of(opts)[1]
+
+
 def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
-                ) -> list[figures.Region]:
-    """The page's candidate regions: the figure finder's, or the whole page by the filter."""
+                ) -> tuple[list[figures.Region], str]:
+    """The page's candidate regions (the figure finder's, or the whole page by the
+    filter), and the page filter's own words for the manifest."""
     if opts.unit == "page":
-        verdict = filt.judge(preview)
-        return [figures.Region((0.0, 0.0, 1.0, 1.0), verdict.score, "page", verdict.kept,
-                               verdict.reason)]
+        v = filt.judge(preview)
+        return [figures.Region((0.0, 0.0, 1.0, 1.0), v.score, "page", v.kept,
+                               "" if v.kept else v.reason)], v.reason
     kwargs = {} if opts.min_figure_area is None else {"min_area": opts.min_figure_area}
     regions = figures.candidates(preview, **kwargs)
     if opts.threshold is not None:
         regions = [_rethreshold(r, opts.threshold) for r in regions]
-    return regions
+    return regions, ""
 
 
 def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
@@ -255,18 +283,23 @@ def _item(source: str, page: int, index: int, region: figures.Region, opts: Opti
     """The region's row, named and captioned whether kept or not (a curator may keep it)."""
     name = item_name(source, page, index if opts.unit == "figure" else None)
     caption = make_caption(opts.caption, source, page, opts.trigger)
-    return Item(RegionRecord(source, page, index, region.box, region.score, region.kind,
-                             region.kept, region.reason, name, caption))
+    row = RegionRecord(source, page, index, region.box, region.score, region.kind,
+                       region.kept, region.reason, name, caption)
+    return Item(decide(row, opts.decisions))
 
 
-def _page_reason(regions: list[figures.Region], opts: Options) -> str:
-    if opts.unit == "page":
-        return regions[0].reason if regions else ""
-    kept = sum(r.kept for r in regions)
+def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> PageRecord:
+    """The page's figure count, kept flag and reason from its (decided) regions."""
+    kept = [r for r in regions if r.kept]
+    record.kept, record.figures = bool(kept), len(kept)
+    if unit == "page":
+        return record  # the page filter's own words stay
     if kept:
-        return f"{kept} figure(s)"
-    why = sorted({r.reason for r in regions if r.reason})
-    return "no figure" + (f" ({'; '.join(why)[:150]})" if why else "")
+        record.reason = f"{len(kept)} figure(s)"
+    else:
+        why = sorted({r.reason or "dropped by the curator" for r in regions})
+        record.reason = "no figure" + (f" ({'; '.join(why)[:150]})" if why else "")
+    return record
 
 
 def _cut(page: Page, kept: list[Item], opts: Options) -> None:
@@ -298,18 +331,22 @@ def _decode_need(page: Page, boxes: list[tuple[float, ...]], opts: Options) -> t
 
 
 def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates: bool) -> int:
-    """Drop the page's items that nearly equal one kept before; returns how many it dropped."""
+    """Drop the page's items that nearly equal one kept before; returns how many it dropped.
+
+    An item the curator chose to keep stays, whatever it resembles.
+    """
     dropped = 0
     for it in items:
         region = it.region
         if not region.kept or not region.phash:
             continue
-        original = None if keep_duplicates else seen.original_of(region.phash)
+        forced = keep_duplicates or region.decision == "keep"
+        original = None if forced else seen.original_of(region.phash)
         if original is None:
             seen.add(region.phash, region.file_name)
             continue
-        region.kept, region.reason = False, f"duplicate of {original}"
-        it.jpeg = it.thumbnail = None
+        region.kept, region.reason = False, f"{DUPLICATE}{original}"
+        it.thumbnail = None
         dropped += 1
     if dropped:
         record.figures -= dropped
@@ -317,6 +354,18 @@ def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates
         if not record.kept:
             record.reason = "duplicate"
     return dropped
+
+
+def place(items: list[Item], candidates: bool) -> None:
+    """File each item where its bytes go: kept in images/, doubtful in candidates/."""
+    for it in items:
+        region = it.region
+        if region.kept and it.jpeg is not None:
+            region.file_name = moved(region.file_name, KEPT_DIR)
+        elif candidates and it.jpeg is not None:
+            region.file_name = moved(region.file_name, CANDIDATE_DIR)
+        else:
+            region.file_name, it.jpeg = "", None
 
 
 _worker_doc: dict[str, object] = {}  # per worker process: its open PDF and its filter
@@ -410,10 +459,13 @@ def iter_build(
     opts = Options(**options).check()
     plan = make_plan(paths, opts, names)
     out = Path(out)
+    if opts.decisions is None and sidecar(out).exists():  # the curator's earlier choices stick
+        opts = replace(opts, decisions=load_decisions(sidecar(out)))
     if opts.scan_only:
         return (yield from _scan_only(plan, out, opts))
 
-    writer = DatasetWriter(out, resume=opts.resume, overwrite=opts.overwrite)
+    writer = DatasetWriter(out, resume=opts.resume, overwrite=opts.overwrite,
+                           info=build_info(opts))
     done = writer.done()
     resumed = len(writer.pages)
     seen = Deduper()
@@ -429,6 +481,7 @@ def iter_build(
     try:
         for record, items in stream:
             dedupe(record, items, seen, opts.keep_duplicates)
+            place(items, opts.candidates)
             writer.add(record, [(it.region, it.jpeg) for it in items])
             kept += record.kept
             n_items += record.figures
@@ -441,6 +494,18 @@ def iter_build(
     finally:
         stream.close()  # stops the workers now, not whenever the generator is collected
     return _report(final, writer.pages, writer.regions, time.perf_counter() - t0, opts, resumed)
+
+
+def build_info(opts: Options) -> dict:
+    """What ``archive.apply`` and the review need to know of the build (``build.json``)."""
+    name, threshold = threshold_of(opts)
+    return {
+        "version": 1, "unit": opts.unit, "judge": name, "threshold": threshold,
+        "review_floor": review_floor(opts), "min_figure_area": opts.min_figure_area,
+        "size": opts.size, "resize": opts.resize, "quality": opts.quality,
+        "keep_duplicates": opts.keep_duplicates, "candidates": opts.candidates,
+        "caption": opts.caption, "trigger": opts.trigger,
+    }
 
 
 def _thumbnails(items: list[Item]) -> list[tuple[Image.Image, str]]:

@@ -18,7 +18,7 @@ MANIFEST_COLUMNS = [
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-    "file_name", "phash",
+    "decision", "file_name", "phash",
 ]
 
 
@@ -48,7 +48,13 @@ class PageRecord:
 
 @dataclass
 class RegionRecord:
-    """One candidate region of a page; ``bbox`` is in fractions of the displayed page."""
+    """One candidate region of a page; ``bbox`` is in fractions of the displayed page.
+
+    ``reason`` says why the finder did not keep it ("" if it did, "duplicate of X"
+    if an earlier item was the same); ``decision`` is the curator's keep/drop, which
+    wins; ``kept`` is the outcome. ``file_name`` is where its bytes are: ``images/``
+    when kept, ``candidates/`` when stored for review, "" when not stored.
+    """
 
     source: str
     page: int
@@ -61,6 +67,7 @@ class RegionRecord:
     file_name: str = ""
     caption: str = ""
     phash: str = ""
+    decision: str = ""
 
     def __post_init__(self) -> None:  # numpy scalars from the finder would not journal
         self.bbox = tuple(round(float(v), 4) for v in self.bbox)  # type: ignore[assignment]
@@ -71,7 +78,7 @@ class RegionRecord:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
             f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
-            self.file_name, self.phash,
+            self.decision, self.file_name, self.phash,
         ]
 
     def metadata(self) -> dict:
@@ -87,10 +94,18 @@ class RegionRecord:
         }
 
 
-def item_name(source: str, page: int, index: int | None) -> str:
+KEPT_DIR, CANDIDATE_DIR = "images/", "candidates/"
+
+
+def item_name(source: str, page: int, index: int | None, folder: str = KEPT_DIR) -> str:
     """``images/<stem>_p00012_f1.jpg`` for a figure, ``images/<stem>_p00012.jpg`` for a page."""
     suffix = "" if index is None else f"_f{index}"
-    return f"images/{source}_p{page:05d}{suffix}.jpg"
+    return f"{folder}{source}_p{page:05d}{suffix}.jpg"
+
+
+def moved(file_name: str, folder: str) -> str:
+    """The same item's name in another folder (kept <-> candidate)."""
+    return folder + file_name.split("/", 1)[1]
 
 
 def _csv(header: list[str], rows: list[list[str]]) -> bytes:

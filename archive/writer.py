@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import struct
 import zipfile
@@ -32,6 +33,7 @@ from archive.records import (
 )
 
 JOURNAL_PREFIX = "_journal/"
+INFO_NAME = "build.json"
 JOURNAL_EVERY = 8
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
@@ -53,8 +55,10 @@ def _info(name: str, size: int = 0) -> zipfile.ZipInfo:
 class DatasetWriter:
     """Append items and manifest rows; ``close()`` makes the final zip."""
 
-    def __init__(self, out: str | Path, resume: bool = False, overwrite: bool = False) -> None:
+    def __init__(self, out: str | Path, resume: bool = False, overwrite: bool = False,
+                 info: dict | None = None) -> None:
         self.out = Path(out)
+        self.info = info  # written as build.json: how the items were made, for apply
         self.partial = partial_path(self.out)
         self.pages: list[PageRecord] = []
         self.regions: list[RegionRecord] = []
@@ -92,10 +96,14 @@ class DatasetWriter:
         return {(r.source, r.page) for r in self.pages}
 
     def add(self, page: PageRecord, items: list[Item]) -> None:
-        """Write one page's outcome: its kept items' JPEGs and captions, and every candidate."""
+        """Write one page's outcome: its items' JPEGs and captions, and every candidate's row.
+
+        Kept items go to ``images/``, doubtful ones kept for review to ``candidates/``
+        (``metadata.jsonl`` lists only the former, so training never sees the latter).
+        """
         try:
             for region, jpeg in items:
-                if region.kept and jpeg is not None:
+                if jpeg is not None and region.file_name:
                     self._zip.writestr(_info(region.file_name, len(jpeg)), jpeg)
                     txt = region.file_name.rsplit(".", 1)[0] + ".txt"
                     self._zip.writestr(_info(txt), region.caption.encode("utf-8"))
@@ -126,6 +134,9 @@ class DatasetWriter:
             self._zip.writestr(_info("metadata.jsonl"), metadata_jsonl(self.regions))
             self._zip.writestr(_info("manifest.csv"), manifest_csv(self.pages))
             self._zip.writestr(_info("regions.csv"), regions_csv(self.regions))
+            if self.info is not None:
+                body = json.dumps(self.info, indent=1, sort_keys=True) + "\n"
+                self._zip.writestr(_info(INFO_NAME), body.encode("utf-8"))
             keep = [i for i in self._zip.filelist if not i.filename.startswith(JOURNAL_PREFIX)]
             self._zip.filelist = keep
             self._zip.NameToInfo = {i.filename: i for i in keep}

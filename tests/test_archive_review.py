@@ -1,0 +1,151 @@
+"""The curator's review: candidates kept for review, review.html, archive.apply, sticky choices."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import archive
+from archive import decisions
+from archive.review import write_review
+from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+OPTS = dict(size=128)
+
+
+def entries(path: Path) -> dict[str, object]:
+    """Every entry's CRC; the manifest without its wall-time column."""
+    with zipfile.ZipFile(path) as zf:
+        out: dict[str, object] = {i.filename: i.CRC for i in zf.infolist()}
+        out["manifest.csv"] = [r[:-1] for r in csv.reader(io.StringIO(zf.read("manifest.csv")
+                                                                      .decode()))]
+    return out
+
+
+def regions(path: Path) -> list[dict[str, str]]:
+    with zipfile.ZipFile(path) as zf:
+        return list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+
+
+@pytest.fixture(scope="module")
+def built(shared_data, tmp_path_factory) -> tuple[Path, Path]:
+    """A chapbook of real pages (one repeated) and its dataset, with candidates kept."""
+    folder = tmp_path_factory.mktemp("review")
+    pages = chapbook_pages(shared_data)[:8]
+    text = [p for p, _ in labelled_pages(shared_data) if "dta_text" in str(p)][:2]
+    pdf = scans_pdf(folder / "chapbook.pdf", [*pages, pages[0], *text])
+    out = folder / "ds.zip"
+    archive.build_dataset([pdf], out, **OPTS)
+    return pdf, out
+
+
+def edit(rows: list[dict[str, str]], path: Path) -> dict[str, str]:
+    """Drop one kept item, keep one doubtful candidate and one duplicate; write the CSV."""
+    kept = next(r for r in rows if r["kept"] == "1")
+    doubtful = next(r for r in rows if r["file_name"].startswith("candidates/")
+                    and not r["reason"].startswith("duplicate"))
+    dup = next(r for r in rows if r["reason"].startswith("duplicate of "))
+    kept["decision"], doubtful["decision"], dup["decision"] = "drop", "keep", "keep"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return {"dropped": kept["file_name"], "kept": doubtful["file_name"],
+            "dup": dup["file_name"]}
+
+
+def test_candidates_are_kept_for_review_and_never_trained_on(built):
+    _, out = built
+    rows = regions(out)
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+        meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
+        info = json.loads(zf.read("build.json"))
+    stored = [r for r in rows if r["file_name"].startswith("candidates/")]
+    assert stored and all(r["kept"] == "0" and r["file_name"] in names for r in stored)
+    assert all(float(r["score"]) >= info["review_floor"] for r in stored)
+    assert {m["file_name"] for m in meta} == {r["file_name"] for r in rows if r["kept"] == "1"}
+    assert not any(m["file_name"].startswith("candidates/") for m in meta)
+    assert any(r["reason"].startswith("duplicate of images/") for r in stored)
+
+
+def test_apply_gives_the_bytes_of_a_build_with_the_same_decisions(built, tmp_path):
+    pdf, out = built
+    choice = edit(regions(out), tmp_path / "edited.csv")
+    proc = subprocess.run(
+        [sys.executable, "-m", "archive.apply", str(out), str(tmp_path / "edited.csv"),
+         "-o", str(tmp_path / "curated.zip")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    fresh = tmp_path / "fresh.zip"
+    archive.build_dataset([pdf], fresh, decisions=decisions.load(tmp_path / "edited.csv"),
+                          **OPTS)
+    assert entries(tmp_path / "curated.zip") == entries(fresh)
+    after = {r["file_name"].split("/", 1)[1]: r for r in regions(tmp_path / "curated.zip")
+             if r["file_name"]}
+    before = {r["file_name"].split("/", 1)[1]: r for r in regions(out) if r["file_name"]}
+    changed = {k for k in before if before[k]["kept"] != after[k]["kept"]}
+    assert changed == {choice[k].split("/", 1)[1] for k in ("dropped", "kept", "dup")}
+    assert decisions.sidecar(tmp_path / "curated.zip").exists()
+
+
+def test_decisions_survive_an_interrupted_build_and_its_resume(built, tmp_path):
+    pdf, out = built
+    edit(regions(out), tmp_path / "edited.csv")
+    target = tmp_path / "again.zip"
+    decisions.save(decisions.sidecar(target), decisions.load(tmp_path / "edited.csv"))
+
+    def stop_after_5(event):
+        if event.done == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        archive.build_dataset([pdf], target, progress=stop_after_5, **OPTS)
+    archive.build_dataset([pdf], target, resume=True, **OPTS)
+    reference = tmp_path / "reference.zip"
+    archive.build_dataset([pdf], reference, decisions=decisions.load(tmp_path / "edited.csv"),
+                          **OPTS)
+    assert entries(target) == entries(reference)
+    assert entries(target) != entries(out)
+
+
+def test_review_html_lists_every_candidate_and_needs_no_network(built, tmp_path):
+    _, out = built
+    page = write_review(out, tmp_path / "review.html").read_text(encoding="utf-8")
+    stored = [r for r in regions(out) if r["file_name"]]
+    keys = re.findall(r'data-key="([^"]+)"', page)
+    assert sorted(keys) == sorted(f"{r['source']}|{r['page']}|{r['index']}" for r in stored)
+    assert page.count('src="data:image/jpeg;base64,') == len(stored)
+    assert not re.search(r'(src|href)="(https?:)?//', page) and "@import" not in page
+    scores = [float(r["score"]) for r in stored if not r["reason"].startswith("duplicate")]
+    first = next(r for r in stored if f"{r['source']}|{r['page']}|{r['index']}" == keys[0])
+    assert abs(float(first["score"]) - 0.5) == min(abs(s - 0.5) for s in scores)
+
+
+def test_apply_refuses_what_it_cannot_do_without_decoding(built, tmp_path):
+    _, out = built
+    rows = regions(out)
+    unstored = next(r for r in rows if not r["file_name"])
+    unstored["decision"] = "keep"
+    with open(tmp_path / "bad.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    proc = subprocess.run(
+        [sys.executable, "-m", "archive.apply", str(out), str(tmp_path / "bad.csv"),
+         "-o", str(tmp_path / "c.zip")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "under the floor" in proc.stderr
+    assert not (tmp_path / "c.zip").exists() and not (tmp_path / "c.zip.partial").exists()
+    (tmp_path / "typo.csv").write_text("source,page,index,decision\nchapbook,1,1,maybe\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "archive.apply", str(out), str(tmp_path / "typo.csv"),
+         "-o", str(tmp_path / "c.zip")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "keep, drop or empty" in proc.stderr
