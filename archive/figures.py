@@ -247,7 +247,7 @@ def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
     return out
 
 
-def _split(box: Box, ink: _Ink) -> list[Box]:
+def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     """Cut a box along a clean paper channel: adjacent woodcuts that nearly touch.
 
     A channel is a column (or row) whose darkness is a small fraction of the box's
@@ -276,10 +276,25 @@ def _split(box: Box, ink: _Ink) -> list[Box]:
     if best is None:
         return [box]
     _v, axis, cut = best
-    out: list[Box] = []
-    for part in _sides(box, ink.weak, axis, cut):
-        out += _split(part, ink)
-    return out
+    parts = _sides(box, ink.weak, axis, cut)
+    if len(parts) < 2 or _overlap(*parts) > 0.1:  # a shape spans the cut: cut it straight
+        x0, y0, x1, y1 = box
+        halves = ([(x0, y0, x0 + cut, y1), (x0 + cut + 1, y0, x1, y1)] if axis == 0
+                  else [(x0, y0, x1, y0 + cut), (x0, y0 + cut + 1, x1, y1)])
+        parts = [t for t in (_tighten(p, ink.weak) for p in halves) if t is not None]
+    if depth >= 6:
+        return parts
+    return [q for part in parts for q in _split(part, ink, depth + 1)]
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """Intersection over the smaller box's area."""
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    if ix <= 0 or iy <= 0:
+        return 0.0
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix * iy / max(1, small)
 
 
 def _sides(box: Box, weak: np.ndarray, axis: int, cut: int) -> list[Box]:
