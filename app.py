@@ -93,19 +93,19 @@ def vet_tab() -> None:
 
 
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
-                trigger, progress=gr.Progress()):
-    """Stream a dataset build into the tab: status, gallery of crops, then histogram and zip."""
+                trigger, show, progress=gr.Progress()):
+    """Stream a dataset build into the tab: status, crops, histogram and zip, then the review."""
     try:
         paths = [Path(f) for f in uploads or []]
         paths += [serverpath.resolve_choice(c) for c in server or []]
     except ArchiveError as exc:
-        yield f"**{exc}**", [], None, None
+        yield f"**{exc}**", [], None, None, None, []
         return
     try:
         cut = float(threshold) if str(threshold or "").strip() else None
     except ValueError:
         message = f"**Threshold must be a number, or empty for the filter's own: {threshold!r}**"
-        yield message, [], None, None
+        yield message, [], None, None, None, []
         return
     options = dict(unit=unit, filter=filt if unit == "page" else "default", threshold=cut,
                    size=int(size), resize=resize or None, keep_duplicates=bool(keep_duplicates),
@@ -113,14 +113,41 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
     try:
         for snap in archive_ui.run_job(paths, **options):
             if snap.error:
-                yield f"**{snap.error}**", snap.gallery, None, None
+                yield f"**{snap.error}**", snap.gallery, None, None, None, []
                 return
             if snap.total:
                 progress((snap.done, snap.total), desc=f"{snap.pages_per_s:.1f} pages/s")
-            zip_path = str(snap.zip_path) if snap.zip_path else None
-            yield snap.status, snap.gallery, snap.histogram, zip_path
+            if snap.zip_path is None:
+                yield snap.status, snap.gallery, None, None, None, []
+                continue
+            review = archive_ui.start_review(snap.zip_path)
+            tiles = archive_ui.review_gallery(review, show)
+            yield snap.status, snap.gallery, snap.histogram, str(snap.zip_path), review, tiles
     except ArchiveError as exc:
-        yield f"**{exc}**", [], None, None
+        yield f"**{exc}**", [], None, None, None, []
+
+
+def archive_toggle(review, show, evt: gr.SelectData):
+    """A click on a crop flips keep/drop; the gallery redraws with the new look."""
+    if review is None:
+        return [], review
+    archive_ui.toggle(review, evt.index)
+    return archive_ui.review_gallery(review, show), review
+
+
+def archive_show(review, show):
+    return [] if review is None else archive_ui.review_gallery(review, show)
+
+
+def archive_rebuild(review):
+    """The curated zip from the build's own bytes, offered as the download."""
+    if review is None:
+        raise gr.Error("Build a dataset first; then review its crops and rebuild.")
+    try:
+        path, message = archive_ui.rebuild(review)
+    except ArchiveError as exc:
+        raise gr.Error(str(exc)) from None
+    return str(path), message
 
 
 def archive_tab() -> None:
@@ -154,15 +181,32 @@ def archive_tab() -> None:
             gallery = gr.Gallery(label=t("archive_gallery"), columns=4, height=360,
                                  elem_id="archive-gallery", interactive=False)
             hist = gr.Image(label=t("archive_hist"), type="pil", interactive=False)
-            download = gr.File(label=t("archive_download"))
+            download = gr.File(label=t("archive_download"), elem_id="archive-download")
+    with gr.Accordion(t("archive_review"), open=True):
+        gr.Markdown(t("archive_review_info"))
+        show = gr.Slider(8, 400, value=archive_ui.REVIEW_SHOW, step=8,
+                         label=t("archive_review_show"))
+        review_gallery = gr.Gallery(label=t("archive_review_gallery"), columns=6, height=520,
+                                    allow_preview=False, interactive=False, object_fit="contain",
+                                    elem_id="archive-review")
+        with gr.Row():
+            rebuild = gr.Button(t("archive_rebuild"), variant="primary", elem_id="archive-rebuild")
+            review_status = gr.Markdown(elem_id="archive-review-status")
+    review = gr.State(None)  # per browser session: two curators never share a review
     unit.change(lambda u: gr.update(visible=u == "page"), unit, filt, api_visibility="private")
     run.click(
         archive_run,
-        [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger],
-        [status, gallery, hist, download],
+        [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger,
+         show],
+        [status, gallery, hist, download, review, review_gallery],
         concurrency_limit=1,
         concurrency_id="archive",
     )
+    review_gallery.select(archive_toggle, [review, show], [review_gallery, review],
+                          api_visibility="private")
+    show.change(archive_show, [review, show], review_gallery, api_visibility="private")
+    rebuild.click(archive_rebuild, review, [download, review_status], concurrency_limit=4,
+                  concurrency_id="archive-review")
 
 
 @gpu(duration=lora_ui.gpu_duration)

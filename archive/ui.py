@@ -2,23 +2,31 @@
 
 ``run_job`` drives ``iter_build`` and turns its events into snapshots that
 the app renders: the latest crops with their scores for the gallery, a status
-line with the speed, and at the end the score histogram and the zip. A failure never loses the
-pages done so far: the message points at the ``.partial`` and ``--resume``.
+line with the speed, and at the end the score histogram and the zip. A failure
+never loses the pages done so far: the message points at the ``.partial`` and
+``--resume``. Then the review: the doubtful crops first, a click flips one, and
+``rebuild`` writes the curated zip from the build's own bytes.
 """
 
 from __future__ import annotations
 
 import shlex
 import tempfile
+import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image
+from PIL import Image, ImageOps
 
+from archive.apply import apply, read_dataset
+from archive.decisions import DUPLICATE, Key
 from archive.errors import ArchiveError
 from archive.pipeline import Report, iter_build, source_names
+from archive.records import RegionRecord
 from archive.report import histogram_image
+from archive.review import by_doubt, thumbnail
 
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
 
@@ -85,3 +93,76 @@ def _resume_hint(paths: list[Path], out: Path) -> str:
         return ""
     cmd = shlex.join(["python", "-m", "archive", *map(str, paths), "-o", str(out), "--resume"])
     return f" The pages done so far are kept in {partial}; continue with: {cmd}"
+
+
+# --- the review: the curator keeps or drops crops, and the zip is rebuilt in seconds ---
+
+REVIEW_SHOW = 48
+KEPT_COLOUR, DROPPED_COLOUR = (60, 141, 60), (187, 51, 51)
+
+
+@dataclass
+class Review:
+    """One curator's review of one build (kept in that browser session only)."""
+
+    dataset: Path
+    order: list[RegionRecord]  # the stored candidates, most doubtful first
+    decisions: dict[Key, str] = field(default_factory=dict)
+    shown: list[RegionRecord] = field(default_factory=list)
+    thumbs: dict[Key, Image.Image] = field(default_factory=dict)
+
+    def kept(self, r: RegionRecord) -> bool:
+        choice = self.decisions.get(_key(r))
+        return r.kept if choice is None else choice == "keep"
+
+
+def _key(r: RegionRecord) -> Key:
+    return (r.source, r.page, r.index)
+
+
+def start_review(dataset: Path) -> Review:
+    data = read_dataset(dataset)
+    earlier = {_key(r): r.decision for r in data.regions if r.decision}
+    return Review(Path(dataset), by_doubt(data.regions, data.threshold), earlier)
+
+
+def review_gallery(review: Review, limit: int = REVIEW_SHOW) -> list[tuple[Image.Image, str]]:
+    """The most doubtful ``limit`` crops: kept ones framed green, dropped ones grey in red."""
+    review.shown = review.order[: max(1, int(limit))]
+    with zipfile.ZipFile(review.dataset) as zf:
+        for r in review.shown:
+            if _key(r) not in review.thumbs:
+                review.thumbs[_key(r)] = thumbnail(zf.read(r.file_name))
+    return [_tile(review, r) for r in review.shown]
+
+
+def _tile(review: Review, r: RegionRecord) -> tuple[Image.Image, str]:
+    img = review.thumbs[_key(r)]
+    kept = review.kept(r)
+    if not kept:
+        img = ImageOps.grayscale(img).convert("RGB")
+    framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
+    mark = "✓ keep" if kept else "✗ drop"
+    dup = f" · {r.reason}" if r.reason.startswith(DUPLICATE) else ""
+    why = "" if dup or not r.reason else f" · {r.reason}"
+    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}{dup}"
+
+
+def toggle(review: Review, index: int) -> None:
+    """Flip the crop at ``index`` of the gallery; back to the finder's call if it agrees."""
+    r = review.shown[index]
+    now = not review.kept(r)
+    if now == r.kept and not r.decision:
+        review.decisions.pop(_key(r), None)
+    else:
+        review.decisions[_key(r)] = "keep" if now else "drop"
+
+
+def rebuild(review: Review) -> tuple[Path, str]:
+    """Write the curated zip beside the build; nothing is decoded again."""
+    t0 = time.perf_counter()
+    out = review.dataset.with_name(review.dataset.stem + "_curated.zip")
+    path, items = apply(review.dataset, review.decisions, out, overwrite=True)
+    changed = len(review.decisions)
+    return path, (f"Rebuilt {path.name}: {items} item(s), {changed} decision(s), "
+                  f"in {time.perf_counter() - t0:.1f} s")

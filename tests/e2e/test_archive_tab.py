@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import csv
+import io
 import zipfile
 
 import pytest
 
+from archive.apply import read_dataset
+from archive.review import by_doubt
 from tests.e2e.harness import browser, chromium_path, running_app
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 
@@ -42,5 +46,49 @@ def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
         names = zf.namelist()
     assert "manifest.csv" in names and "metadata.jsonl" in names
     assert "regions.csv" in names
-    kept = [n for n in names if n.endswith(".jpg")]
+    kept = [n for n in names if n.startswith("images/") and n.endswith(".jpg")]
     assert kept and all(n.startswith("images/Moda_1890_p") and "_f" in n for n in kept)
+
+
+def _kept(zip_path) -> dict[str, bool]:
+    with zipfile.ZipFile(zip_path) as zf:
+        rows = csv.DictReader(io.StringIO(zf.read("regions.csv").decode()))
+        return {f"{r['page']}#{r['index']}": r["kept"] == "1" for r in rows}
+
+
+def test_review_two_crops_rebuild_and_download(shared_data, tmp_path):
+    """Toggle the two most doubtful crops, rebuild: the zip has exactly those two changes."""
+    chromium_path()
+    pages = chapbook_pages(shared_data)[:4]
+    pdf = scans_pdf(tmp_path / "Pliego.pdf", [*pages, pages[0]])
+    with running_app() as url, browser(tmp_path / "profile") as ctx:
+        page = ctx.new_page()
+        page.goto(url)
+        page.get_by_role("tab", name="Archive → Dataset").click()
+        page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
+        page.get_by_label("Pliego.pdf").first.wait_for(timeout=60_000)
+        page.get_by_role("button", name="Build dataset").click()
+        page.get_by_text("figure(s) from").first.wait_for(timeout=120_000)
+        tiles = page.locator("#archive-review .thumbnail-item")
+        tiles.first.wait_for(timeout=30_000)
+        with page.expect_download() as first:
+            page.locator("#archive-download [data-testid=download-link]").first.click()
+        built = tmp_path / "built.zip"
+        first.value.save_as(built)
+        for k in (0, 1):
+            before = tiles.nth(k).inner_text()
+            tiles.nth(k).click()
+            page.wait_for_function(
+                "([k, t]) => document.querySelectorAll('#archive-review .thumbnail-item')[k]"
+                ".innerText !== t", arg=[k, before], timeout=30_000)
+        page.get_by_role("button", name="Rebuild zip").click()
+        page.get_by_text("Rebuilt Pliego_dataset_curated.zip").wait_for(timeout=60_000)
+        link = page.locator("#archive-download [data-testid=download-link]").first
+        with page.expect_download() as second:
+            link.click()
+        curated = tmp_path / "curated.zip"
+        second.value.save_as(curated)
+    data = read_dataset(built)
+    toggled = {f"{r.page}#{r.index}" for r in by_doubt(data.regions, data.threshold)[:2]}
+    before, after = _kept(built), _kept(curated)
+    assert {k for k in before if before[k] != after[k]} == toggled
