@@ -62,6 +62,7 @@ class _Ink:
     labels: np.ndarray  # strong components
     stats: np.ndarray  # their x, y, w, h, area; row 0 the background
     th: float  # text height, px
+    binary: bool = False  # a binarized page: pure white paper, no show-through
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
 
@@ -133,7 +134,9 @@ def _measure(grey: np.ndarray) -> _Ink:
     weak &= ~bed
     _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
                                                              connectivity=8)
-    return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape))
+    # a 1-bit scan resized to the preview keeps its paper exactly white; no paper texture
+    binary = float((grey >= 250).mean()) > 0.4
+    return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape), binary)
 
 
 def _page_area(grey: np.ndarray) -> Box:
@@ -339,6 +342,20 @@ def _big_share(box: Box, ink: _Ink) -> float:
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
+def _line_art(box: Box, ink: _Ink) -> bool:
+    """A binarized line drawing: resized to the preview its thin lines turn grey, not black.
+
+    Text stays black at that scale (its strokes are solid), so a region whose faint ink
+    far outweighs its strong ink is drawn, not set. Only on binarized pages: on paper
+    scans faint-only ink is show-through and foxing.
+    """
+    if not ink.binary:
+        return False
+    x0, y0, x1, y1 = box
+    weak = int(ink.weak[y0:y1, x0:x1].sum())
+    return weak > 0.1 * (x1 - x0) * (y1 - y0) and ink.strong[y0:y1, x0:x1].sum() < 0.5 * weak
+
+
 def _lettering(box: Box, ink: _Ink) -> bool:
     """A row of three or more glyphs of the box's height: a title line, not a picture."""
     x0, y0, x1, y1 = box
@@ -409,8 +426,9 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if area < 0.25 * min_area:
         return region(0.1, "engraving", "too small")
     big = _big_share(box, ink)
-    if big < PARAMS["big"]:
+    if big < PARAMS["big"] and not _line_art(box, ink):
         return region(0.5 * big, "engraving", "text block")
+    big = max(big, PARAMS["big"])
     if bh < 10 * th and _lettering(box, ink):
         return region(0.1, "engraving", "lettering")
     if _ornament(box, ink):
