@@ -69,20 +69,24 @@ def _trim(rgb: np.ndarray) -> np.ndarray | None:
     return np.clip(crop / np.maximum(paper_rgb, 1.0), 0.0, 1.0).astype(np.float32)
 
 
+def _figure_rows() -> list[dict[str, str]]:
+    with open(DATA / "figures" / "moreno" / "regions.csv") as fh:
+        return [r for r in csv.DictReader(fh) if r["kind"] != "none"]
+
+
+def _load_figure(row: dict[str, str]) -> _Figure | None:
+    with Image.open(DATA / row["file"]) as im:
+        box = tuple(int(row[k]) for k in ("x0", "y0", "x1", "y1"))
+        rgb = np.asarray(im.convert("RGB").crop(box), dtype=np.float32)
+    fig = _trim(rgb)
+    if fig is None:
+        return None
+    return _Figure(fig, Path(row["file"]).stem.split("Moreno_")[1].split("_")[0])
+
+
 def figures() -> list[_Figure]:
     """Every annotated Moreno woodcut, trimmed, in file order."""
-    out = []
-    rows = [r for r in csv.DictReader(open(DATA / "figures" / "moreno" / "regions.csv"))
-            if r["kind"] != "none"]
-    for r in rows:
-        with Image.open(DATA / r["file"]) as im:
-            box = tuple(int(r[k]) for k in ("x0", "y0", "x1", "y1"))
-            rgb = np.asarray(im.convert("RGB").crop(box), dtype=np.float32)
-        fig = _trim(rgb)
-        if fig is not None:
-            group = Path(r["file"]).stem.split("Moreno_")[1].split("_")[0]
-            out.append(_Figure(fig, group))
-    return out
+    return [f for f in map(_load_figure, _figure_rows()) if f is not None]
 
 
 def text_pages() -> list[Path]:
@@ -238,6 +242,22 @@ def _finish(page: np.ndarray, mode: str, rng: random.Random) -> Image.Image:
             return grey.convert("1")  # Floyd-Steinberg dither
         return grey.point(lambda v: 255 if v >= 150 else 0).convert("1")
     return img
+
+
+def sample(layout: str, mode: str, figure_rows: tuple[int, ...] = (4, 6),
+           page: str = "dilthey_geisteswissenschaften_1883_0390", seed: int = 0) -> Composite:
+    """One composite that loads only the figures and page it uses (cheap enough for tests).
+
+    ``figure_rows`` index the annotated rows of regions.csv; ``page`` is a text page stem.
+    """
+    rng = random.Random(seed)
+    rows = _figure_rows()
+    figs = [f for f in (_load_figure(rows[i]) for i in figure_rows) if f is not None]
+    path = next(p for p in text_pages() if p.stem == page)
+    canvas = _load_page(path, mode, rng)
+    boxes = _layout(layout, canvas, figs + figs[:1] * 3, rng, canvas.copy())
+    return Composite(f"{layout}-{mode}-{path.stem}", layout, mode,
+                     tuple(f.group for f in figs), _finish(canvas, mode, rng), boxes)
 
 
 def build(per_cell: int = 6, seed: int = 0) -> Iterator[Composite]:

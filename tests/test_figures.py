@@ -1,0 +1,105 @@
+"""archive.figures on real pages and exact synthetic boxes (numbers: bench/figure_eval.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from archive import figures as F
+from bench import figure_eval as E
+
+# The grouped CV of bench/figure_eval.py finds every Moreno picture >= 2% of the page,
+# median IoU 0.93, precision 1.0, every text page clean; these floors leave a margin.
+MIN_RECALL, MIN_IOU, MIN_PRECISION, MIN_TEXT_CLEAN = 0.95, 0.88, 0.92, 0.95
+# OCR-D "text" pages that do carry a picture: a fern drawing on a title page, and a
+# vignette with a historiated initial. Kept crops there are right, not false.
+OCRD_WITH_PICTURES = ("0004.jpg", "OCR-D-IMG-bengel_abriss01_1751-0007.jpg")
+
+
+@pytest.fixture(scope="module")
+def moreno(shared_data: Path) -> list[tuple[E.Page, list[F.Region]]]:
+    E.DATA = shared_data
+    return [(p, F.candidates(E.load_preview(shared_data / p.name))) for p in E.moreno_pages()]
+
+
+def test_chapbook_woodcuts_found_tight_and_nothing_else(moreno) -> None:
+    s = E.score((p.truth, [r.box for r in regions if r.kept]) for p, regions in moreno)
+    assert s["pictures2"] >= 60
+    assert s["recall2"] >= MIN_RECALL, s
+    assert s["median_iou"] >= MIN_IOU, s
+    assert s["precision"] >= MIN_PRECISION, s
+    assert s["text_clean"] >= MIN_TEXT_CLEAN, s
+
+
+def test_regions_follow_the_contract(moreno) -> None:
+    for _page, regions in moreno:
+        for r in regions:
+            assert r.kind in F.KINDS
+            assert 0.0 <= r.box[0] < r.box[2] <= 1.0 and 0.0 <= r.box[1] < r.box[3] <= 1.0
+            assert 0.0 <= r.score <= 1.0
+            assert (r.reason == "") == r.kept
+    # three woodcuts side by side, nearly touching: three crops, left to right
+    regions = next(r for p, r in moreno if p.name.endswith("Moreno_007_1.jpg"))
+    lefts = [r.box[0] for r in regions if r.kept]
+    assert len(lefts) == 3 and lefts == sorted(lefts)
+
+
+def test_ornaments_are_candidates_not_pictures(moreno) -> None:
+    """The cross on 0001_Moreno_225_1 is the picture; the fleuron panels beside it are not."""
+    regions = next(r for p, r in moreno if p.name.endswith("0001_Moreno_225_1.jpg"))
+    assert len([r for r in regions if r.kept]) == 1
+    ornaments = [r for r in regions if r.reason == "ornament"]
+    assert len(ornaments) >= 2 and all(r.kind == "ornament" and not r.kept for r in ornaments)
+
+
+def test_text_pages_yield_no_crop(shared_data: Path) -> None:
+    dta = sorted((shared_data / "pages" / "dta_text").glob("*.png"))[::4]
+    ocrd = [p for p in sorted((shared_data / "pages" / "ocrd").glob("*/*.jpg"))
+            if p.name not in OCRD_WITH_PICTURES]
+    assert len(dta) >= 25 and len(ocrd) >= 8
+    with_crops = [p.name for p in dta + ocrd if F.figures(E.load_preview(p))]
+    assert with_crops == []
+
+
+@pytest.mark.parametrize("mode", ["colour", "binarized"])
+def test_two_woodcuts_side_by_side_give_two_exact_boxes(shared_data: Path, mode: str) -> None:
+    from bench import composites
+
+    E.DATA = composites.DATA = shared_data
+    page = composites.sample("pair", mode)
+    found = F.figures(page.preview())
+    assert len(found) == 2
+    for truth, region in zip(page.boxes, found, strict=True):
+        assert E.iou(truth, region.box) >= 0.8
+
+
+@pytest.mark.parametrize("image", [
+    Image.new("RGB", (300, 400), "white"),
+    Image.new("RGB", (300, 400), "black"),
+    Image.new("RGB", (1, 1)),
+    Image.new("L", (2, 900), 0),
+    Image.new("1", (240, 360), 1),
+    Image.new("RGBA", (240, 360), (0, 0, 0, 0)),
+    Image.new("CMYK", (240, 360), (0, 0, 0, 255)),
+    Image.new("P", (240, 360)),
+    Image.fromarray(np.linspace(0, 65535, 240 * 360).reshape(360, 240).astype(np.uint16)),
+    Image.fromarray((np.random.default_rng(0).random((360, 240)) * 255).astype(np.uint8)),
+], ids=["blank", "black", "1x1", "sliver", "mode-1", "rgba", "cmyk", "palette", "i16", "noise"])
+def test_odd_inputs_return_a_list(image: Image.Image) -> None:
+    out = F.candidates(image)
+    assert isinstance(out, list)
+    assert all(isinstance(r, F.Region) for r in out)
+    assert F.figures(image) == [r for r in out if r.kept]
+
+
+def test_a_binarized_page_keeps_its_woodcut(shared_data: Path) -> None:
+    """The same woodcut, thresholded to 1 bit the way binarized books are, is still found."""
+    from bench import composites
+
+    composites.DATA = shared_data
+    page = composites.sample("inline", "binarized", figure_rows=(2,))
+    found = F.figures(page.preview())
+    assert len(found) == 1 and E.iou(page.boxes[0], found[0].box) >= 0.8
