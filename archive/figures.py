@@ -32,6 +32,9 @@ from PIL import Image
 KINDS = ("engraving", "photo", "ornament")
 DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
+# Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
+# tailpiece's thin frame fell apart into pieces on 800 px previews.
+WORK_SIDE = 400
 # Tuned by grouped CV in bench/figure_eval.py (see its docstring); sizes in text heights.
 PARAMS = {
     "seed_h": 5.0,  # a picture seed is at least this many text heights tall...
@@ -70,6 +73,11 @@ class _Ink:
     def shape(self) -> tuple[int, int]:
         return self.strong.shape
 
+    @property
+    def px(self) -> float:
+        """One pixel of the WORK_SIDE scale, in this page's pixels (1.0 to 2.0)."""
+        return max(1.0, max(self.full) / WORK_SIDE)
+
 
 Box = tuple[int, int, int, int]
 
@@ -94,6 +102,10 @@ def analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
         return None
+    k = max(h, w) // WORK_SIDE
+    if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
+        grey = cv2.resize(grey, (max(1, w // k), max(1, h // k)), interpolation=cv2.INTER_AREA)
+        h, w = grey.shape
     x0, y0, x1, y1 = _page_area(grey)
     ink = _measure(grey[y0:y1, x0:x1])
     ink.origin, ink.full = (x0, y0), (h, w)
@@ -195,8 +207,9 @@ def _boxes(ink: _Ink) -> list[Box]:
     th = ink.th
     stats = _weak_components(ink)
     seeds = stats[(stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)]
-    boxes = _merge([(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()])
-    boxes = _absorb(boxes, ink.stats[1:])
+    g = max(1, round(ink.px))
+    boxes = _merge([(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()], g)
+    boxes = _absorb(boxes, ink.stats[1:], g)
     out: list[Box] = []
     for b in boxes:
         # mirror halves are one ornament (a tailpiece's wings), never two pictures
@@ -251,43 +264,82 @@ def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
 
 
 def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
-    """Cut a box along a clean paper channel: adjacent woodcuts that nearly touch.
+    """Cut a box along clean paper channels: adjacent woodcuts that nearly touch.
 
-    A channel is a column (or row) whose darkness is a small fraction of the box's
-    median column and which little faint ink crosses; a scene's pale sky is darker than
-    that relative to its own picture, so it stays whole.
+    Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
+    stacked ones; each part is split again, a few levels deep at most.
+    """
+    for axis in (0, 1):
+        cuts = _channels(box, ink, axis)
+        if cuts:
+            parts = _pieces(box, ink.weak, axis, cuts)
+            if depth >= 4 or len(parts) < 2:
+                return parts or [box]
+            return [q for part in parts for q in _split(part, ink, depth + 1)]
+    return [box]
+
+
+def _channels(box: Box, ink: _Ink, axis: int) -> list[int]:
+    """Offsets of the channels across a box, one per run of qualifying columns (or rows).
+
+    A channel's darkness is a small fraction of the box's median column, and little
+    faint ink crosses it: a scene's pale sky is darker than that relative to its own
+    picture, so it stays whole. All channels are found at once, against the same
+    median, so a row of three woodcuts is judged as a row.
     """
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1]
     dark = np.where(d >= 0.25 * ink.t, d, 0).astype(np.float32)
-    weak = ink.weak[y0:y1, x0:x1]
-    h, w = d.shape
-    best = None
-    for axis, length, span in ((0, w, h), (1, h, w)):
-        # side by side, a narrow figure may sit by a wide scene; stacked parts are big
-        margin = int(max(3 * ink.th, (0.15 if axis == 0 else 0.25) * length))
-        if length - 2 * margin < 1:
-            continue
-        prof = dark.sum(axis=axis)
-        rel = prof[margin:length - margin] / max(1e-6, float(np.median(prof)))
-        pw = weak.sum(axis=axis)[margin:length - margin] / span
-        ok = (rel <= 0.2) & (pw <= 0.08)
-        if ok.any():
-            i = int(np.argmin(np.where(ok, rel, np.inf)))
-            if best is None or rel[i] < best[0]:
-                best = (rel[i], axis, margin + i)
-    if best is None:
-        return [box]
-    _v, axis, cut = best
-    parts = _sides(box, ink.weak, axis, cut)
-    if len(parts) < 2 or _overlap(*parts) > 0.1:  # a shape spans the cut: cut it straight
-        x0, y0, x1, y1 = box
-        halves = ([(x0, y0, x0 + cut, y1), (x0 + cut + 1, y0, x1, y1)] if axis == 0
-                  else [(x0, y0, x1, y0 + cut), (x0, y0 + cut + 1, x1, y1)])
-        parts = [t for t in (_tighten(p, ink.weak) for p in halves) if t is not None]
-    if depth >= 6:
-        return parts
-    return [q for part in parts for q in _split(part, ink, depth + 1)]
+    length, span = (x1 - x0, y1 - y0) if axis == 0 else (y1 - y0, x1 - x0)
+    # side by side, a narrow figure may sit by a wide scene; stacked parts are big
+    margin = int(max(3 * ink.th, (0.15 if axis == 0 else 0.3) * length))
+    if length - 2 * margin < 1:
+        return []
+    prof = dark.sum(axis=axis)
+    rel = prof / max(1e-6, float(np.median(prof)))
+    pw = ink.weak[y0:y1, x0:x1].sum(axis=axis) / span
+    ok = (rel <= 0.2) & (pw <= 0.08)
+    ok[:margin] = ok[length - margin:] = False
+    cuts: list[int] = []
+    run: list[int] = []
+    for i in [*np.flatnonzero(ok).tolist(), -2]:
+        if run and i != run[-1] + 1:
+            cut = min(run, key=lambda j: rel[j])
+            if not cuts or cut - cuts[-1] >= margin:  # parts narrower than that are no picture
+                cuts.append(cut)
+            run = []
+        run.append(i)
+    return cuts
+
+
+def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]:
+    """The boxes between cuts, each around the shapes whose centre falls in it.
+
+    A hat brim that overhangs the neighbour's column stays with its wearer, and the
+    neighbour's box does not grow to reach it; where shapes straddle a cut so much that
+    the boxes would overlap, the cut is made straight instead.
+    """
+    x0, y0, x1, y1 = box
+    _n, _lab, stats, cent = cv2.connectedComponentsWithStats(
+        weak[y0:y1, x0:x1].astype(np.uint8), connectivity=8)
+    stats, pos = stats[1:], (cent[1:, 0] if axis == 0 else cent[1:, 1])
+    edges = [0, *[c + 1 for c in cuts], (x1 - x0) if axis == 0 else (y1 - y0)]
+    out: list[Box] = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        st = stats[(pos >= lo) & (pos < hi)]
+        if len(st):
+            out.append((x0 + int(st[:, 0].min()), y0 + int(st[:, 1].min()),
+                        x0 + int((st[:, 0] + st[:, 2]).max()),
+                        y0 + int((st[:, 1] + st[:, 3]).max())))
+    if all(_overlap(a, b) <= 0.1 for a, b in zip(out, out[1:], strict=False)):
+        return out
+    straight = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        cell = (x0 + lo, y0, x0 + hi, y1) if axis == 0 else (x0, y0 + lo, x1, y0 + hi)
+        t = _tighten(cell, weak)
+        if t is not None:
+            straight.append(t)
+    return straight
 
 
 def _overlap(a: Box, b: Box) -> float:
@@ -298,26 +350,6 @@ def _overlap(a: Box, b: Box) -> float:
         return 0.0
     small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
     return ix * iy / max(1, small)
-
-
-def _sides(box: Box, weak: np.ndarray, axis: int, cut: int) -> list[Box]:
-    """The two boxes either side of a cut, each around the shapes mostly on its side.
-
-    A hat brim that overhangs the neighbour's column stays with its wearer, and the
-    neighbour's box does not grow to reach it.
-    """
-    x0, y0, x1, y1 = box
-    n, lab, stats, cent = cv2.connectedComponentsWithStats(
-        weak[y0:y1, x0:x1].astype(np.uint8), connectivity=8)
-    pos = cent[1:, 0] if axis == 0 else cent[1:, 1]
-    out: list[Box] = []
-    for side in (pos < cut, pos >= cut):
-        st = stats[1:][side]
-        if not len(st):
-            continue
-        out.append((x0 + int(st[:, 0].min()), y0 + int(st[:, 1].min()),
-                    x0 + int((st[:, 0] + st[:, 2]).max()), y0 + int((st[:, 1] + st[:, 3]).max())))
-    return out
 
 
 def _tighten(box: Box, mask: np.ndarray) -> Box | None:
@@ -381,7 +413,7 @@ def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1].astype(np.float32)
     if min(d.shape) > 4:
-        d = cv2.GaussianBlur(d, (0, 0), 1.0)
+        d = cv2.GaussianBlur(d, (0, 0), ink.px)
     return _corr(d, d[:, ::-1]), _corr(d, d[::-1, :])
 
 
@@ -411,6 +443,15 @@ def _photo(box: Box, ink: _Ink) -> bool:
     return weak > 0 and (weak - strong) / weak > 0.6
 
 
+def _at_edge(box: Box, ink: _Ink) -> bool:
+    """A narrow shape along the paper's edge: binding thread, a torn or shadowed margin."""
+    h, w = ink.shape
+    x0, y0, x1, y1 = box
+    side = (x0 <= 0.03 * w or x1 >= 0.97 * w) and x1 - x0 < 0.1 * w
+    top = (y0 <= 0.03 * h or y1 >= 0.97 * h) and y1 - y0 < 0.1 * h
+    return side or top
+
+
 def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     """Keep a box or say why not; the cheap tests run first."""
     h, w = ink.full
@@ -425,6 +466,8 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
         return region(0.05, "ornament", "rule")
     if area < 0.25 * min_area:
         return region(0.1, "engraving", "too small")
+    if _at_edge(box, ink):
+        return region(0.1, "engraving", "page edge")
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
         return region(0.5 * big, "engraving", "text block")

@@ -271,12 +271,10 @@ def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
 
 
 def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
-    """The curator's own score threshold, for regions the finder judged by score alone."""
-    low = getattr(figures, "LOW_SCORE", "low score")
-    if region.reason not in ("", low):
-        return region
+    """The curator's own threshold: every candidate scoring at least it is kept."""
     kept = region.score >= threshold
-    return replace(region, kept=kept, reason="" if kept else low)
+    reason = "" if kept else (region.reason or f"score under {threshold:g}")
+    return replace(region, kept=kept, reason=reason)
 
 
 def _item(source: str, page: int, index: int, region: figures.Region, opts: Options) -> Item:
@@ -302,11 +300,11 @@ def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> P
     return record
 
 
-def _cut(page: Page, kept: list[Item], opts: Options) -> None:
-    """Decode the page once, as large as its largest need, and make every kept item's bytes."""
-    img = page.full(_decode_need(page, [it.region.bbox for it in kept], opts))
+def _cut(page: Page, items: list[Item], opts: Options) -> None:
+    """Decode the page once, as large as its largest need, and make every item's bytes."""
+    img = page.full(_decode_need(page, [it.region.bbox for it in items], opts))
     paper = paper_colour(page.preview) if opts.resize == "pad" else None
-    for it in kept:
+    for it in items:
         whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
         crop = img if whole else crop_box(img, it.region.bbox)
         fitted = fit(crop, opts.size, opts.resize, paper)
