@@ -25,7 +25,7 @@ from itertools import count, islice
 from pathlib import Path
 from typing import Any
 
-from buckets import cover_crop, nearest_bucket
+from buckets import bucket_sizes, cover_crop, nearest_bucket
 
 from .dataset_zip import Example, read_dataset_zip
 
@@ -71,6 +71,15 @@ def place(example: Example, resolution: int, buckets: bool = True) -> Sample:
     bucket = nearest_bucket(w, h, resolution) if buckets else (resolution, resolution)
     resized, crop = cover_crop(w, h, bucket)
     return Sample(example, (w, h), bucket, resized, crop)
+
+
+def too_far(sample: Sample, resolution: int) -> bool:
+    """Beyond the bucket set's 1:4 / 4:1, so far that its bucket would cut off over
+    :data:`MAX_CROP` of it (an image within the range is always kept)."""
+    sizes = bucket_sizes(resolution)
+    w, h = sample.original
+    inside = sizes[0][0] / sizes[0][1] <= w / h <= sizes[-1][0] / sizes[-1][1]
+    return not inside and sample.cut > MAX_CROP
 
 
 def prepare_image(sample: Sample) -> Any:
@@ -147,7 +156,7 @@ def load_training_set(
         kept = 0
         for example in data.examples:
             sample = place(example, resolution, buckets)
-            if buckets and sample.cut > MAX_CROP:
+            if buckets and too_far(sample, resolution):
                 left_out.append(f"{Path(path).name}:{example.name}")
                 continue
             slots.extend([len(samples)] * times)
