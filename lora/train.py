@@ -77,13 +77,12 @@ def train_lora(cfg: TrainConfig) -> Result:
     resume_from = resume_point(cfg)
     out = Path(cfg.output_dir)
 
+    from tqdm.auto import tqdm
+
     t = prepare_trainer(cfg, base, data.slot_buckets())
     total = t.total_steps
     out.mkdir(parents=True, exist_ok=True)
-    start = load_checkpoint(resume_from, t.unwrapped(), t.optimizer, t.lr_scheduler,
-                            t.noise_gen, t.accelerator.scaler) if resume_from else 0  # fmt: skip
-    if resume_from:
-        print(f"resuming from {resume_from} at step {start}")
+    start = restore(t, resume_from) if resume_from else 0
     if start >= total:
         print(f"already at step {start} of {total}; nothing to train")
     if t.main:
@@ -99,9 +98,7 @@ def train_lora(cfg: TrainConfig) -> Result:
     for m in t.models:
         m.train()
 
-    tqdm = progress_bar()
-    bar = tqdm(total=total, initial=start, unit="step", desc="training",
-               disable=not t.main)  # fmt: skip
+    bar = tqdm(total=total, initial=start, unit="step", desc="training", disable=not t.main)
     reset_peak_vram(t)
     with StopFlag() as flag:
         t_last = t_loop = time.perf_counter()
@@ -127,8 +124,7 @@ def train_lora(cfg: TrainConfig) -> Result:
             if every(cfg.checkpoint_every, step, total):
                 checkpoint(t, out, step, cfg)
             if cfg.validation_prompt and t.main and every(cfg.validation_every, step, total):
-                validate(t.parts, cfg, step, t.device, t.weight_dtype, t.accelerator.unwrap_model,
-                         out)  # fmt: skip
+                validation_image(t, cfg, step, out)
             if flag.stop:
                 stopped = True
                 break
@@ -146,6 +142,14 @@ def train_lora(cfg: TrainConfig) -> Result:
 
 
 # --- the loop's helpers, in the order it calls them -------------------------------------------
+
+
+def restore(t: Trainer, checkpoint_dir: Path) -> int:
+    """Weights, optimizer, schedule and RNG states from a checkpoint; returns its step."""
+    step = load_checkpoint(checkpoint_dir, t.unwrapped(), t.optimizer, t.lr_scheduler,
+                           t.noise_gen, t.accelerator.scaler)  # fmt: skip
+    print(f"resuming from {checkpoint_dir} at step {step}")
+    return step
 
 
 def print_plan(t: Trainer, cfg: TrainConfig, data: TrainingSet, start: int) -> None:
@@ -203,7 +207,8 @@ def latent_cache(t: Trainer, data: TrainingSet, keep: bool) -> LatentCache:
 
     cache = LatentCache(data.samples, encode, keep)
     if keep:
-        tqdm = progress_bar()
+        from tqdm.auto import tqdm
+
         per_bucket = cache.fill(lambda it: tqdm(it, desc="caching latents", disable=not t.main))
         if t.main:
             print(f"cached {sum(per_bucket.values())} latents in {len(per_bucket)} buckets")
@@ -230,21 +235,19 @@ def checkpoint(t: Trainer, out: Path, step: int, cfg: TrainConfig) -> None:
                         t.accelerator.scaler)  # fmt: skip
 
 
+def validation_image(t: Trainer, cfg: TrainConfig, step: int, out: Path) -> Path:
+    return validate(t.parts, cfg, step, t.device, t.weight_dtype, t.accelerator.unwrap_model, out)
+
+
 def write_outputs(t: Trainer, cfg: TrainConfig, data: TrainingSet, out: Path, step: int,
                   loss: float | None) -> Path:  # fmt: skip
     lora_file = save_lora(out, t.parts, cfg, t.accelerator.unwrap_model, data)
     if cfg.validation_prompt:
-        validate(t.parts, cfg, step, t.device, t.weight_dtype, t.accelerator.unwrap_model, out)
+        validation_image(t, cfg, step, out)
     write_model_card(out, cfg, data, step, loss)
     (out / "train_config.json").write_text(json.dumps(cfg.record(), indent=1))
     print(f"wrote {lora_file}, {out / KOHYA_FILE} and {out / 'README.md'}")
     return lora_file
-
-
-def progress_bar() -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm
 
 
 def reset_peak_vram(t: Trainer) -> None:
