@@ -211,7 +211,8 @@ def latent_cache(t: Trainer, data: TrainingSet, keep: bool) -> LatentCache:
 
         per_bucket = cache.fill(lambda it: tqdm(it, desc="caching latents", disable=not t.main))
         if t.main:
-            print(f"cached {sum(per_bucket.values())} latents in {len(per_bucket)} buckets")
+            n = len(per_bucket)
+            print(f"cached {sum(per_bucket.values())} latents in {n} bucket{'s' * (n > 1)}")
         t.parts.vae.to("cpu")  # only the decoder is needed again, for validation images
     return cache
 
