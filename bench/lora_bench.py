@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,23 +31,32 @@ SHARED = Path(
 )
 
 
+def write_zip(path: Path, images: Iterable, name: str, text: str) -> Path:
+    """The archive's zip format: JPEGs under ``images/`` and their metadata.jsonl rows.
+
+    ``name`` and ``text`` are formatted with the 1-based index ``i``."""
+    rows = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for i, im in enumerate(images, start=1):
+            buf = io.BytesIO()
+            im.save(buf, "JPEG", quality=92)
+            zf.writestr(name.format(i=i), buf.getvalue())
+            rows.append({"file_name": name.format(i=i), "text": text.format(i=i)})
+        zf.writestr("metadata.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
 def dataset_zip(path: Path, n: int, size: int) -> Path:
-    """The archive's zip format from real scanned pages (a plain grey page when there are none)."""
+    """Real scanned pages, squared (a plain grey page when there are none)."""
     from PIL import Image
 
     pages = sorted((SHARED / "pages" / "ufal" / "DRAW").glob("*.jpg"))[:n]
-    rows = []
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
-        for i in range(n):
-            im = Image.open(pages[i]).convert("RGB") if i < len(pages) else Image.new("RGB", (9, 9))
-            im = im.resize((size, size))
-            buf = io.BytesIO()
-            im.save(buf, "JPEG", quality=92)
-            name = f"images/bench_p{i + 1:05d}.jpg"
-            zf.writestr(name, buf.getvalue())
-            rows.append({"file_name": name, "text": f"an engraving, page {i + 1}"})
-        zf.writestr("metadata.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    images = (
+        (Image.open(pages[i]).convert("RGB") if i < len(pages) else Image.new("RGB", (9, 9)))
+        .resize((size, size))
+        for i in range(n)
+    )
+    return write_zip(path, images, "images/bench_p{i:05d}.jpg", "an engraving, page {i}")
 
 
 def crops_zip(path: Path, n: int, long_side: int) -> Path:
@@ -66,24 +76,19 @@ def crops_zip(path: Path, n: int, long_side: int) -> Path:
         boxes.sort(key=lambda b: (b[3] - b[1]) / (b[4] - b[2]))
         boxes = boxes[:: max(1, len(boxes) // n)][:n]
     rng = np.random.default_rng(0)
-    rows = []
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
-        for i in range(n):
-            if i < len(boxes):
-                file, *box = boxes[i]
-                im = Image.open(SHARED / file).convert("RGB").crop(tuple(box))
-            else:
-                ratio = [0.5, 0.75, 1.0, 1.33, 2.0][i % 5]
-                im = Image.fromarray(rng.integers(0, 255, (200, int(200 * ratio), 3), np.uint8))
-            scale = long_side / max(im.size)
-            im = im.resize((max(1, round(im.width * scale)), max(1, round(im.height * scale))))
-            buf = io.BytesIO()
-            im.save(buf, "JPEG", quality=92)
-            name = f"images/bench_p{i + 1:05d}_f1.jpg"
-            zf.writestr(name, buf.getvalue())
-            rows.append({"file_name": name, "text": f"a woodcut, figure {i + 1}"})
-        zf.writestr("metadata.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    return path
+
+    def crop(i: int):
+        if i < len(boxes):
+            file, *box = boxes[i]
+            im = Image.open(SHARED / file).convert("RGB").crop(tuple(box))
+        else:
+            ratio = [0.5, 0.75, 1.0, 1.33, 2.0][i % 5]
+            im = Image.fromarray(rng.integers(0, 255, (200, int(200 * ratio), 3), np.uint8))
+        scale = long_side / max(im.size)
+        return im.resize((max(1, round(im.width * scale)), max(1, round(im.height * scale))))
+
+    images = (crop(i) for i in range(n))
+    return write_zip(path, images, "images/bench_p{i:05d}_f1.jpg", "a woodcut, figure {i}")
 
 
 def train_once(base: Path, zip_path: Path, out: Path, res: int, steps: int, **kw) -> dict:

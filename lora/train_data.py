@@ -164,7 +164,10 @@ def load_training_set(
             kept += 1
         parts.append(Part(Path(path).name, kept, times, data.summary()))
     if not samples:
-        raise ValueError(f"no image to train on: {'; '.join(left_out)} are too far from 1:4..4:1")
+        raise ValueError(
+            f"no image to train on: all {len(left_out)} are too far beyond 1:4 / 4:1 for a bucket "
+            f"({', '.join(left_out[:3])}); --no-buckets center-crops them instead"
+        )
     return TrainingSet(samples, slots, parts, left_out, buckets)
 
 
