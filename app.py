@@ -244,7 +244,8 @@ def lora_tab() -> None:
             run = gr.Button(t("lora_run"), variant="primary")
             gr.Examples([[p] for p in lora_ui.EXAMPLE_PROMPTS], [prompt], label=t("lora_examples"))
         with gr.Column():
-            gallery = gr.Gallery(label=t("lora_gallery"), columns=2, height=560)
+            gallery = gr.Gallery(label=t("lora_gallery"), columns=2, height=560,
+                                 interactive=False)  # results only: nothing to upload
     dice.click(lora_ui.random_seed, None, seed, api_visibility="private")
     run.click(
         lora_run,

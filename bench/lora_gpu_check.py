@@ -7,7 +7,9 @@ configs (written out below) with random weights, saved to disk in fp16 and then 
 through the same code paths as a real checkpoint. It measures
 
 1. peak VRAM and s/step of LoRA training at 1024 with the T4 settings
-   (fp16, gradient checkpointing, cached latents, rank 8, batch 1), against the estimate;
+   (fp16, gradient checkpointing, cached latents, rank 8, batch 1), against the estimate,
+   in the 1024x1024 bucket and in the 832x1216 one (a tall plate), each with the steady
+   s/step after the first step;
 2. time per 1024-px image, 30 steps, without a LoRA and with the fused LoRA
    (the LoRA just trained), pipeline already loaded; plus few-step (LCM path) and one
    cold request (load + run + release) through ``lora.generate``.
@@ -126,7 +128,8 @@ def build_full_sdxl(folder: Path) -> dict:
     return {"params_b": params, "disk_gb": round(size_gb, 2)}
 
 
-def dataset_zip(path: Path, n: int = 2) -> Path:
+def dataset_zip(path: Path, n: int = 2, size: tuple[int, int] = (1024, 1024)) -> Path:
+    """``n`` noise images of ``size`` (w, h): a bucket size, so they train uncropped."""
     import numpy as np
     from PIL import Image
 
@@ -134,7 +137,7 @@ def dataset_zip(path: Path, n: int = 2) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         rows = []
         for i in range(n):
-            arr = rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)
+            arr = rng.integers(0, 255, (size[1], size[0], 3), dtype=np.uint8)
             buf = io.BytesIO()
             Image.fromarray(arr).save(buf, "JPEG", quality=90)
             name = f"images/check_p{i + 1:05d}.jpg"
@@ -144,21 +147,33 @@ def dataset_zip(path: Path, n: int = 2) -> Path:
     return path
 
 
-def train_t4_settings(base: Path, work: Path) -> dict:
+def train_t4_settings(base: Path, work: Path, size: tuple[int, int] = (1024, 1024),
+                      name: str = "lora") -> dict:  # fmt: skip
+    """A few bucketed training steps at ``size`` with the T4 settings; the LoRA is kept."""
+    import statistics
+
     from lora import estimate
     from lora.train import TrainConfig, train_lora
 
+    w, h = size
+    zip_path = dataset_zip(work / f"ds-{w}x{h}.zip", size=size)
     cfg = TrainConfig(
-        dataset=str(dataset_zip(work / "ds.zip")), output_dir=str(work / "lora"), base=str(base),
-        resolution=1024, rank=8, max_steps=3, mixed_precision="fp16",
-        gradient_checkpointing=True, cache_latents=True, lr=1e-4,
+        datasets=[str(zip_path)], output_dir=str(work / name), base=str(base),
+        resolution=1024, rank=8, max_steps=4, mixed_precision="fp16",
+        gradient_checkpointing=True, cache_latents=True, lr=1e-4, buckets=True,
     )  # fmt: skip
     r = train_lora(cfg)
     est = estimate.vram_gb(estimate.Settings(gradient_checkpointing=True, cache_latents=True))
+    steady = r.step_seconds[1:] or r.step_seconds
+    card = (work / name / "README.md").read_text()
     return {
+        "bucket": f"{w}x{h}",
+        "bucket_in_model_card": f"| {w}x{h} |" in card,
         "peak_vram_mb_training_loop": r.peak_vram_mb,
         "estimate_vram_gb": round(est, 2),
         "s_per_step_incl_first": r.loop_seconds / max(r.steps_run, 1),
+        "s_per_step_after_first": round(statistics.median(steady), 3) if steady else None,
+        "step_seconds": [round(x, 3) for x in r.step_seconds],
         "fits_t4_16gb": bool(r.peak_vram_mb and r.peak_vram_mb < 15 * 1024),
         "lora_file": str(r.lora_file),
     }
@@ -230,6 +245,9 @@ def main() -> int:
     b = args.budget_s
     section("build_full_size_sdxl", b)(lambda: build_full_sdxl(base))
     section("train_1024_t4_settings", b)(lambda: train_t4_settings(base, work))
+    section("train_832x1216_bucket_t4_settings", b)(
+        lambda: train_t4_settings(base, work, (832, 1216), "lora-832x1216")
+    )
     lora_dir = work / "lora"
     has_lora = (lora_dir / "pytorch_lora_weights.safetensors").is_file()
     section("image_1024_30steps_no_lora", b)(lambda: time_images(base, None))

@@ -10,10 +10,15 @@ refused (:class:`UnsafeZip`) if one entry
   over the limit (2 GiB by default).
 
 Nothing is extracted: images are decoded from the zip in memory, so nothing
-can be written anywhere. Members that are not images, captions or
-``metadata.jsonl`` (``manifest.csv``, a README, anything else) are skipped and
-counted. Captions come from ``metadata.jsonl`` (``file_name``, ``text``), else
-from the image's ``.txt`` sibling.
+can be written anywhere. When the zip has a ``metadata.jsonl``, the images it
+lists are the dataset and every other image is skipped and counted (the
+archive's ``candidates/`` folder holds crops the curator did not keep); other
+columns of its rows (``source``, ``page``, ``bbox``, ``score``, ``kind``) are
+read past. Without one, every image is an item (a kohya-style folder).
+Members that are neither images nor captions (``manifest.csv``,
+``regions.csv``, a README) are skipped and counted. Captions come from
+``metadata.jsonl`` (``file_name``, ``text``), else from the image's ``.txt``
+sibling.
 """
 
 from __future__ import annotations
@@ -41,9 +46,10 @@ class UnsafeZip(ValueError):
 
 @dataclass(frozen=True)
 class Example:
-    name: str  # the member name, e.g. "images/mag_p00003.jpg"
+    name: str  # the member name, e.g. "images/mag_p00003_f1.jpg"
     caption: str
     data: bytes  # the encoded image, decoded on demand
+    dataset: str = ""  # the zip it came from, when several are trained together
 
 
 @dataclass
@@ -119,6 +125,22 @@ def _valid_image(data: bytes) -> str | None:
     return None
 
 
+def _metadata_captions(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, str]:
+    """Image stem -> caption for every row of ``metadata.jsonl``; bad rows are passed over."""
+    root = posixpath.dirname(info.filename.replace("\\", "/"))
+    captions: dict[str, str] = {}
+    for line in _read(zf, info).decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            file_name = posixpath.normpath(posixpath.join(root, str(row["file_name"])))
+            captions[posixpath.splitext(file_name)[0]] = str(row.get("text", "")).strip()
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return captions
+
+
 def read_dataset_zip(path: str | Path, max_total_bytes: int = MAX_TOTAL_BYTES) -> ZipDataset:
     """All (image, caption) pairs of a dataset zip, checked and held in memory."""
     try:
@@ -128,25 +150,15 @@ def read_dataset_zip(path: str | Path, max_total_bytes: int = MAX_TOTAL_BYTES) -
     with zf:
         check_zip(zf, max_total_bytes)
         infos = {i.filename.replace("\\", "/"): i for i in zf.infolist() if not i.is_dir()}
-        captions: dict[str, tuple[str, str]] = {}
+        txt: dict[str, str] = {}
         for name, info in infos.items():
             if name.lower().endswith(".txt"):
                 stem = name[: -len(".txt")]
-                captions[stem] = (_read(zf, info).decode("utf-8", "replace").strip(), "txt")
-        meta = next((n for n in infos if PurePosixPath(n).name == "metadata.jsonl"), None)
-        if meta:
-            root = posixpath.dirname(meta)
-            for line in _read(zf, infos[meta]).decode("utf-8", "replace").splitlines():
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    file_name = posixpath.join(root, str(row["file_name"]))
-                    captions[posixpath.splitext(file_name)[0]] = (
-                        str(row.get("text", "")).strip(), "metadata.jsonl"
-                    )  # fmt: skip
-                except (ValueError, KeyError, TypeError):
-                    continue
+                txt[stem] = _read(zf, info).decode("utf-8", "replace").strip()
+        # The shallowest metadata.jsonl is the dataset's (a copy in a subfolder is not).
+        metas = [n for n in infos if PurePosixPath(n).name == "metadata.jsonl"]
+        meta = min(metas, key=lambda n: (n.count("/"), n)) if metas else None
+        listed = _metadata_captions(zf, infos[meta]) if meta else None
         out = ZipDataset(examples=[])
         for name in sorted(infos):
             suffix = PurePosixPath(name).suffix.lower()
@@ -154,14 +166,21 @@ def read_dataset_zip(path: str | Path, max_total_bytes: int = MAX_TOTAL_BYTES) -
                 if suffix != ".txt" and name != meta:
                     out.skipped["non-image members"] += 1
                 continue
+            stem = posixpath.splitext(name)[0]
+            if listed is not None and stem not in listed:
+                out.skipped["images not in metadata.jsonl"] += 1
+                continue
             data = _read(zf, infos[name])
             bad = _valid_image(data)
             if bad:
                 out.skipped[bad] += 1
                 continue
-            caption, source = captions.get(posixpath.splitext(name)[0], ("", "none"))
+            if listed is not None:
+                caption, source = listed[stem], "metadata.jsonl"
+            else:
+                caption, source = (txt[stem], "txt") if stem in txt else ("", "none")
             out.caption_source[source] += 1
-            out.examples.append(Example(name, caption, data))
+            out.examples.append(Example(name, caption, data, Path(path).name))
     if not out.examples:
         raise UnsafeZip(f"{path} holds no usable images ({out.summary()})")
     return out

@@ -229,6 +229,7 @@ def test_text_encoder_lora_with_accumulation_and_min_snr(tiny, dataset_zip, tmp_
 
 def test_ctrl_c_saves_a_checkpoint_and_resume_finishes(tiny, dataset_zip, tmp_path, monkeypatch):
     import lora.train as lt
+    from lora.checkpoints import checkpoint_dirs
 
     real = lt.micro_batches
 
@@ -241,7 +242,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_finishes(tiny, dataset_zip, tmp_pa
     monkeypatch.setattr(lt, "micro_batches", interrupting)
     out = tmp_path / "run"
     assert train(tiny, dataset_zip, out, "--max-steps", "50") == 130
-    ckpts = lt.checkpoint_dirs(out)
+    ckpts = checkpoint_dirs(out)
     assert ckpts and int(ckpts[-1].name[11:]) < 50
     assert not (out / "pytorch_lora_weights.safetensors").exists()
     monkeypatch.setattr(lt, "micro_batches", real)
@@ -277,12 +278,14 @@ def test_center_crop_time_ids():
 
     from PIL import Image
 
-    from lora.train import prepare_image, time_ids_of
+    from lora.dataset_zip import Example
+    from lora.train_data import place, prepare_image
 
     buf = io.BytesIO()
     Image.new("RGB", (100, 50), "white").save(buf, "PNG")
-    assert time_ids_of(buf.getvalue(), 64) == [50, 100, 0, 32, 64, 64]
-    px = prepare_image(buf.getvalue(), 64)
+    sample = place(Example("a.png", "", buf.getvalue()), 64, buckets=False)
+    assert sample.time_ids == [50, 100, 0, 32, 64, 64]
+    px = prepare_image(sample)
     assert tuple(px.shape) == (3, 64, 64) and float(px.max()) == pytest.approx(1.0)
 
 

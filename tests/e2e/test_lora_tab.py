@@ -7,6 +7,13 @@ from tests.e2e.harness import browser, chromium_path, running_app
 pytestmark = pytest.mark.e2e
 
 
+def assert_output_only(results) -> None:
+    """The results gallery shows images; it offers no upload ("Drop media here")."""
+    assert results.count() >= 1
+    assert results.locator("input[type=file]").count() == 0
+    assert "drop" not in results.first.inner_text().lower()
+
+
 def test_generate_on_the_tiny_sdxl_and_see_settings(tiny_sdxl_dir, tmp_path):
     chromium_path()
     env = {"LORA_BASE_MODEL": str(tiny_sdxl_dir), "LORA_WEIGHTS": ""}
@@ -15,12 +22,15 @@ def test_generate_on_the_tiny_sdxl_and_see_settings(tiny_sdxl_dir, tmp_path):
         page.goto(url)
         page.get_by_role("tab", name="Imperial LoRA").click()
         page.get_by_text(str(tiny_sdxl_dir)).first.wait_for(timeout=30_000)
+        results = page.locator(".block", has_text="Results")
+        assert_output_only(results)
         page.get_by_label("Steps").first.fill("2")
         page.get_by_label("Seed (-1 = random)").fill("1234")
         page.get_by_role("button", name="Generate").click()
         page.get_by_text("1234").last.wait_for(timeout=120_000)
-        shots = page.locator(".block", has_text="Results").locator("img")
+        shots = results.locator("img")
         assert shots.count() >= 1
+        assert_output_only(results)
         page.screenshot(path=str(tmp_path / "lora_tab.png"), full_page=True)
 
 
