@@ -81,7 +81,8 @@ def dataset_zip(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("dataset")
     pdf = build_pdf(folder / "pages.pdf", page_images(3))
     zip_path = folder / "pages.zip"
-    report = build_dataset([pdf], zip_path, filter="std", threshold=0, size=SMALL)
+    report = build_dataset([pdf], zip_path, unit="page", filter="std", threshold=0, size=SMALL,
+                           keep_duplicates=True)
     assert report.kept == 3
     return zip_path
 

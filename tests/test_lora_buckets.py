@@ -447,3 +447,19 @@ def test_epoch_batches_hold_one_bucket_and_reduce_to_the_plain_shuffle():
     every = list(zip(range(20), micro_batches(keys, 2, 0, 7), strict=False))
     assert [b for _, b in zip(range(5), micro_batches(keys, 2, 15, 7), strict=False)] == [
         b for i, b in every[15:20]]  # fmt: skip
+
+
+def test_an_archive_figure_zip_lands_in_its_buckets_uncropped(shared_data, tmp_path):
+    """The two sides of buckets.py agree: archive crops (--resize bucket) need no cut."""
+    import archive
+    from lora.dataset_zip import read_dataset_zip
+    from lora.train_data import place
+    from tests.pdf_factory import chapbook_pages, scans_pdf
+
+    pdf = scans_pdf(tmp_path / "pliego.pdf", chapbook_pages(shared_data)[:3])
+    report = archive.build_dataset([pdf], tmp_path / "ds.zip", size=512)
+    data = read_dataset_zip(tmp_path / "ds.zip")
+    assert len(data.examples) == report.items >= 3
+    for example in data.examples:
+        sample = place(example, 512)
+        assert sample.crop == (0, 0) and sample.resized == sample.bucket, sample

@@ -32,7 +32,7 @@ def test_full_disk_during_checkpoint_then_resume(shared_data, tmp_path):
     pages = [p for p, _ in labelled_pages(shared_data) if "/DRAW/" in str(p)][:3]
     zip_path = tmp_path / "ds.zip"
     archive.build_dataset([scans_pdf(tmp_path / "p.pdf", pages)], zip_path, size=64,
-                          filter="std", threshold=0)
+                          unit="page", filter="std", threshold=0, keep_duplicates=True)
     probe = tmp_path / "probe"
     assert _train(zip_path, probe, base, "--max-steps", "2").returncode == 0
     one_checkpoint = _size(probe / "checkpoints")
