@@ -269,6 +269,7 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
     stacked ones; each part is split again, a few levels deep at most.
     """
+    box = _trim_strays(box, ink)
     for axis in (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
@@ -277,6 +278,35 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
+
+
+def _trim_strays(box: Box, ink: _Ink) -> Box:
+    """Drop a sliver of stray ink beyond an empty band at a box's edge (a neighbour's hat
+    brim, a speck): under 5% of the box's ink, parted from it by a text height of paper."""
+    x0, y0, x1, y1 = box
+    weak = ink.weak[y0:y1, x0:x1]
+    total = int(weak.sum())
+    gap = max(2, int(ink.th))
+    for axis in (0, 1):
+        prof = weak.sum(axis=1 - axis)  # per row for axis 0, per column for axis 1
+        empty = prof == 0
+        n = len(prof)
+        lo, hi = 0, n
+        for i in range(n - gap):  # from the start: first empty band after a little ink
+            if empty[i:i + gap].all() and 0 < prof[:i].sum() < 0.05 * total:
+                lo = i + gap
+                break
+        for i in range(n, gap, -1):
+            if empty[i - gap:i].all() and 0 < prof[i:].sum() < 0.05 * total:
+                hi = i - gap
+                break
+        if (lo, hi) != (0, n) and hi > lo:
+            cell = (x0, y0 + lo, x1, y0 + hi) if axis == 0 else (x0 + lo, y0, x0 + hi, y1)
+            box = _tighten(cell, ink.weak) or box
+            x0, y0, x1, y1 = box
+            weak = ink.weak[y0:y1, x0:x1]
+            total = int(weak.sum())
+    return box
 
 
 def _channels(box: Box, ink: _Ink, axis: int) -> list[int]:
@@ -331,7 +361,8 @@ def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]
             out.append((x0 + int(st[:, 0].min()), y0 + int(st[:, 1].min()),
                         x0 + int((st[:, 0] + st[:, 2]).max()),
                         y0 + int((st[:, 1] + st[:, 3]).max())))
-    if all(_overlap(a, b) <= 0.1 for a, b in zip(out, out[1:], strict=False)):
+    if len(out) == len(edges) - 1 and all(
+            _overlap(a, b) <= 0.1 for a, b in zip(out, out[1:], strict=False)):
         return out
     straight = []
     for lo, hi in zip(edges, edges[1:], strict=False):
@@ -440,7 +471,7 @@ def _photo(box: Box, ink: _Ink) -> bool:
     x0, y0, x1, y1 = box
     weak = int(ink.weak[y0:y1, x0:x1].sum())
     strong = int(ink.strong[y0:y1, x0:x1].sum())
-    return weak > 0 and (weak - strong) / weak > 0.6
+    return weak > 0 and (weak - strong) / weak > 0.5
 
 
 def _at_edge(box: Box, ink: _Ink) -> bool:

@@ -20,7 +20,7 @@ recall>=2%, precision, text-page share and median IoU) is applied to it. The rul
 themselves were written while looking at these pages, so CV bounds the tuning, not the
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
 on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
-the decode excluded, on a shared machine: treat them as indicative.
+the decode excluded, measured as process CPU time (the machine is shared, so wall time is not trustworthy).
 """
 
 from __future__ import annotations
@@ -233,9 +233,9 @@ def eval_labelled(sheet: list | None) -> tuple[dict[str, list[int]], list[str], 
     flagged, ms = [], []
     for source, label, path in labelled_pages():
         prev = load_preview(path)
-        t = time.perf_counter()
+        t = time.process_time()
         regions = F.candidates(prev)
-        ms.append((time.perf_counter() - t) * 1000)
+        ms.append((time.process_time() - t) * 1000)
         kept = [r for r in regions if r.kept]
         group = "text" if label in ("text",) or label.startswith(("TEXT", "LINE")) else "picture"
         key = f"{source}:{group}"
@@ -288,9 +288,9 @@ def main() -> None:
     ms = []
     for p in pages:
         p.preview = load_preview(DATA / p.name)
-        t = time.perf_counter()
+        t = time.process_time()
         regions = F.candidates(p.preview)
-        ms.append((time.perf_counter() - t) * 1000)
+        ms.append((time.process_time() - t) * 1000)
         if sheets is not None:
             sheets["moreno"].append((Path(p.name).name, p.preview, p.truth, regions))
     shipped = score((p.truth, kept_boxes(p.preview)) for p in pages)
@@ -320,7 +320,7 @@ def main() -> None:
     if flagged:
         print(f"  DTA/OCR-D text pages with a kept crop: {', '.join(flagged)}")
     ms_all = np.array(ms + ms2)
-    print(f"Detector time per page, one core: p50 {np.percentile(ms_all, 50):.1f} ms, "
+    print(f"Detector CPU time per page, one core: p50 {np.percentile(ms_all, 50):.1f} ms, "
           f"p95 {np.percentile(ms_all, 95):.1f} ms, max {ms_all.max():.1f} ms "
           f"({len(ms_all)} real pages)")
     if sheets is not None:
