@@ -140,14 +140,15 @@ def _measure(grey: np.ndarray) -> _Ink:
     d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
-    strong, weak = d > t, d > 0.5 * t
+    # a 1-bit scan resized to the preview keeps its paper exactly white: no show-through
+    # or foxing, so fainter grey is still ink (a thin engraved line shrunk to a sixth)
+    binary = float((grey == 255).mean()) > 0.4
+    strong, weak = d > t, d > (0.3 if binary else 0.5) * t
     bed = _scan_border(weak)
     strong &= ~bed
     weak &= ~bed
     _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
                                                              connectivity=8)
-    # a 1-bit scan resized to the preview keeps its paper exactly white; no paper texture
-    binary = float((grey >= 250).mean()) > 0.4
     return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape), binary)
 
 
