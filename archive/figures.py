@@ -270,7 +270,7 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
     stacked ones; each part is split again, a few levels deep at most.
     """
-    box = _trim_strays(box, ink)
+    box = _trim_text(_trim_strays(box, ink), ink)
     for axis in (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
@@ -308,6 +308,61 @@ def _trim_strays(box: Box, ink: _Ink) -> Box:
             weak = ink.weak[y0:y1, x0:x1]
             total = int(weak.sum())
     return box
+
+
+def _trim_text(box: Box, ink: _Ink) -> Box:
+    """Cut a title or text line off a box's edge when show-through glued it on.
+
+    Faint verso text can bridge the paper between a woodcut and its caption; strong ink
+    cannot. A strip beyond a band free of strong ink that reads as text (a row of big
+    letters, or a line or two of glyph-sized shapes) is not part of the picture.
+    """
+    for _ in range(4):
+        cut = _text_strip(box, ink)
+        if cut is None:
+            return box
+        box = _tighten(cut, ink.weak) or box
+    return box
+
+
+def _text_strip(box: Box, ink: _Ink) -> Box | None:
+    """The box without a text strip at one of its edges, or None when there is none."""
+    x0, y0, x1, y1 = box
+    s = ink.strong[y0:y1, x0:x1]
+    h, w = s.shape
+    for axis, n in ((1, h),):  # rows only: captions and titles sit under or over pictures
+        free = s.sum(axis=axis) <= 0.01 * (w if axis == 1 else h)
+        for end in (True, False):
+            rng = range(n - 1, int(0.6 * n), -1) if end else range(0, int(0.4 * n))
+            prev_free = False
+            for i in rng:  # from the edge inward, the inner row of each free band
+                if free[i] and not prev_free:
+                    strip, keep = _halves(box, axis, i, end)
+                    t = _tighten(strip, ink.strong)
+                    if t is not None and _texty(t, ink, axis):
+                        return keep
+                prev_free = free[i]
+    return None
+
+
+def _halves(box: Box, axis: int, i: int, end: bool) -> tuple[Box, Box]:
+    """(strip beyond offset i toward the edge, the rest) along rows (1) or columns (0)."""
+    x0, y0, x1, y1 = box
+    if axis == 1:
+        return ((x0, y0 + i, x1, y1), (x0, y0, x1, y0 + i)) if end else \
+            ((x0, y0, x1, y0 + i), (x0, y0 + i, x1, y1))
+    return ((x0 + i, y0, x1, y1), (x0, y0, x0 + i, y1)) if end else \
+        ((x0, y0, x0 + i, y1), (x0 + i, y0, x1, y1))
+
+
+def _texty(strip: Box, ink: _Ink, axis: int) -> bool:
+    """A title (a row of big letters) or a line or two of text, not a slice of picture."""
+    x0, y0, x1, y1 = strip
+    if y1 - y0 < 1.5 * ink.th:
+        return False
+    if axis != 1:
+        return False
+    return _lettering(strip, ink) or (y1 - y0 <= 4 * ink.th and _big_share(strip, ink) < 0.25)
 
 
 def _channels(box: Box, ink: _Ink, axis: int) -> list[int]:
