@@ -362,7 +362,12 @@ def _texty(strip: Box, ink: _Ink, axis: int) -> bool:
         return False
     if axis != 1:
         return False
-    return _lettering(strip, ink) or (y1 - y0 <= 4 * ink.th and _big_share(strip, ink) < 0.25)
+    if _lettering(strip, ink):
+        return True
+    # a set line is dense in black and made of glyphs; a pale slice of picture is neither
+    line = ink.strong[y0:y1, x0:x1]
+    return (y1 - y0 <= 4 * ink.th and float(line.mean()) >= 0.15
+            and _big_share(strip, ink) < 0.25)
 
 
 def _channels(box: Box, ink: _Ink, axis: int) -> list[int]:

@@ -39,6 +39,7 @@ class Composite:
     groups: tuple[str, ...]  # the chapbooks the pasted figures come from
     image: Image.Image  # full resolution
     boxes: list[Box]  # exact, fractions of the page
+    captions: list[Box]  # caption lines pasted under figures: no crop may take them in
 
     def preview(self, side: int | None = None) -> Image.Image:
         """As the reader would show it: a JPEG scan decoded small, a 1-bit page rendered."""
@@ -184,8 +185,11 @@ def _fit(fig: np.ndarray, max_w: float, max_h: float) -> tuple[int, int]:
 
 
 def _layout(kind: str, page: np.ndarray, figs: list[_Figure], rng: random.Random,
-            caption_src: np.ndarray) -> list[Box]:
-    """Paste ``figs`` into ``page`` in place following layout ``kind``; return their boxes."""
+            caption_src: np.ndarray) -> tuple[list[Box], list[Box]]:
+    """Paste ``figs`` into ``page`` in place following layout ``kind``.
+
+    Returns the figures' boxes and the caption lines' boxes.
+    """
     h, w = page.shape[:2]
     paper = _paper_colour(page)
     bx0, by0, bx1, by1 = _text_block(page)
@@ -197,10 +201,11 @@ def _layout(kind: str, page: np.ndarray, figs: list[_Figure], rng: random.Random
         fw, fh = _fit(figs[0].rgb, w * (1 - 2 * m), h * (1 - 2 * m) - 3 * lh)
         x, y = (w - fw) // 2, int(h * m)
         box = _paste(page, figs[0].rgb, x, y, fw, fh)
+        caps = []
         if rng.random() < 0.5:
             cap = _line(caption_src, _text_block(caption_src), rng)
-            _put(page, cap, (w - cap.shape[1]) // 2, y + fh + lh)
-        return [box]
+            caps.append(_put(page, cap, (w - cap.shape[1]) // 2, y + fh + lh))
+        return [box], caps
     n = {"pair": 2, "triple": 3}.get(kind, 1)
     share = rng.uniform(0.35, 0.6) if kind in ("inline", "beside", "caption") else 1.0
     gap = int(w * rng.uniform(0.003, 0.012))
@@ -225,20 +230,24 @@ def _layout(kind: str, page: np.ndarray, figs: list[_Figure], rng: random.Random
     for f, (fw, fhh) in zip(figs[:n], sizes):
         boxes.append(_paste(page, f.rgb, x, y + fh - fhh, fw, fhh))
         x += fw + gap
+    caps = []
     if kind == "caption":
         cap = _line(caption_src, _text_block(caption_src), rng)
         cap = cap[:, : min(cap.shape[1], max(total, int(0.8 * bw)))]
-        _put(page, cap, bx0 + (bw - cap.shape[1]) // 2, y + fh + int(lh * rng.uniform(0.4, 1.0)))
-    return boxes
+        caps.append(_put(page, cap, bx0 + (bw - cap.shape[1]) // 2,
+                         y + fh + int(lh * rng.uniform(0.4, 1.0))))
+    return boxes, caps
 
 
-def _put(page: np.ndarray, patch: np.ndarray, x: int, y: int) -> None:
+def _put(page: np.ndarray, patch: np.ndarray, x: int, y: int) -> Box:
+    """Darken the page with a text patch; its box, as fractions of the page."""
     h, w = page.shape[:2]
     ph, pw = patch.shape[:2]
     x, y = max(0, x), max(0, y)
     pw, ph = min(pw, w - x), min(ph, h - y)
     if pw > 0 and ph > 0:
         page[y:y + ph, x:x + pw] = np.minimum(page[y:y + ph, x:x + pw], patch[:ph, :pw])
+    return (x / w, y / h, (x + max(0, pw)) / w, (y + max(0, ph)) / h)
 
 
 def _finish(page: np.ndarray, mode: str, rng: random.Random) -> Image.Image:
@@ -264,9 +273,9 @@ def sample(layout: str, mode: str, figure_rows: tuple[int, ...] = (4, 6),
     figs = [f for f in (_load_figure(rows[i]) for i in figure_rows) if f is not None]
     path = next(p for p in text_pages() if p.stem == page)
     canvas = _load_page(path, mode, rng)
-    boxes = _layout(layout, canvas, figs + figs[:1] * 3, rng, canvas.copy())
+    boxes, caps = _layout(layout, canvas, figs + figs[:1] * 3, rng, canvas.copy())
     return Composite(f"{layout}-{mode}-{path.stem}", layout, mode,
-                     tuple(f.group for f in figs), _finish(canvas, mode, rng), boxes)
+                     tuple(f.group for f in figs), _finish(canvas, mode, rng), boxes, caps)
 
 
 def build(per_cell: int = 6, seed: int = 0) -> Iterator[Composite]:
@@ -284,8 +293,7 @@ def build(per_cell: int = 6, seed: int = 0) -> Iterator[Composite]:
                 page = _load_page(path, mode, rng)
                 cap = _load_page(rng.choice(pool), mode, rng)
                 chosen = rng.sample(figs, 3)
-                boxes = _layout(layout, page, chosen, rng, cap)
-                n = len(boxes)
+                boxes, caps = _layout(layout, page, chosen, rng, cap)
                 yield Composite(f"{layout}-{mode}-{k}-{path.stem}", layout, mode,
-                                tuple(f.group for f in chosen[:n]), _finish(page, mode, rng),
-                                boxes)
+                                tuple(f.group for f in chosen[:len(boxes)]),
+                                _finish(page, mode, rng), boxes, caps)

@@ -216,15 +216,30 @@ def eval_composites(per_cell: int, sheet: list | None) -> dict[str, dict[str, fl
     from bench import composites
 
     by: dict[str, list] = defaultdict(list)
+    captions = with_caption = 0
     for c in composites.build(per_cell=per_cell):
         prev = c.preview()
         regions = F.candidates(prev)
         boxes = [r.box for r in regions if r.kept]
         for key in (c.mode, c.layout, "all"):
             by[key].append((c.boxes, boxes))
+        by["unpadded"].append((c.boxes, [pad(b, -F.PARAMS["pad"] / (1 + 2 * F.PARAMS["pad"]))
+                                         for b in boxes]))
+        for cap in c.captions:  # a crop that takes in a fifth of a caption line is a defect
+            captions += 1
+            with_caption += any(overlap(cap, b) > 0.2 for b in boxes)
         if sheet is not None:
             sheet.append((c.name, prev, c.boxes, regions))
-    return {k: score(v) for k, v in by.items()}
+    out = {k: score(v) for k, v in by.items()}
+    out["captions"] = {"lines": captions, "in_crop": with_caption}
+    return out
+
+
+def overlap(part: Box, box: Box) -> float:
+    """Share of ``part``'s area inside ``box``."""
+    ix = max(0.0, min(part[2], box[2]) - max(part[0], box[0]))
+    iy = max(0.0, min(part[3], box[3]) - max(part[1], box[1]))
+    return ix * iy / max(1e-12, area(part))
 
 
 def eval_labelled(sheet: list | None) -> tuple[dict[str, list[int]], list[str], list[float]]:
@@ -314,6 +329,10 @@ def main() -> None:
         f"{k} {comp[k]['recall2']:.2f}/{comp[k]['median_iou']:.2f}/{comp[k]['precision']:.2f}"
         for k in ("inline", "beside", "pair", "triple", "caption", "plate")
     ) + "  (recall>=2% / median IoU / precision)")
+    print(f"  median IoU without the {F.PARAMS['pad']:.0%} pad (exact boxes hug the ink): "
+          f"{comp['unpadded']['median_iou']:.3f}")
+    caps = comp["captions"]
+    print(f"  caption lines taken into a kept crop: {caps['in_crop']} of {caps['lines']}")
 
     counts, flagged, ms2 = eval_labelled(None if sheets is None else sheets["text"])
     print("Text pages with no kept crop; picture pages with >= 1 kept crop:")
