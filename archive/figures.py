@@ -15,6 +15,9 @@ glyphs), ornaments (bands, and shapes symmetric both ways: fleurons, frames) and
 regions are candidates that are not kept. The box is the ink extent, padded by a
 sliver (``PARAMS["pad"]``) because a preview pixel at the edge is only partly inked.
 
+Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (worth a
+curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
+
 Measured with ``python -m bench.figure_eval`` (grouped cross-validation by chapbook on
 the shared Moreno chapbooks, synthetic composites, DTA and OCR-D text pages). The
 Moreno chapbook pages (Desenrollando el cordel project, CC BY-SA 4.0) are the only
@@ -47,6 +50,8 @@ _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 @dataclass(frozen=True)
 class Region:
+    """One candidate picture on a page; ``kept`` ones are the crops."""
+
     box: tuple[float, float, float, float]  # x0, y0, x1, y1, fractions of the image
     score: float  # 0..1, how sure this is a picture a curator wants
     kind: str  # one of KINDS
@@ -84,7 +89,7 @@ Box = tuple[int, int, int, int]
 
 def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
     """Every candidate region, kept or not, in reading order (top to bottom, then left to right)."""
-    found = analyse(page)
+    found = _analyse(page)
     if found is None:
         return []
     ink, boxes = found
@@ -96,7 +101,7 @@ def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Regio
     return [r for r in candidates(page, min_area) if r.kept]
 
 
-def analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
+def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     """The page's ink and its candidate boxes in pixels; None for a page too small to read."""
     grey = _grey(page)
     h, w = grey.shape
@@ -116,10 +121,13 @@ def _grey(page: Image.Image) -> np.ndarray:
     """Any PIL mode as a uint8 grey array; alpha is composited on white paper."""
     mode = page.mode
     if mode.startswith("I") or mode == "F":
-        arr = np.asarray(page, dtype=np.float64)
-        hi = float(np.nanmax(arr)) if arr.size else 0.0
-        scale = 1.0 if hi <= 255 else 255.0 / (65535.0 if hi <= 65535 else hi)
-        return np.nan_to_num(arr * scale).clip(0, 255).astype(np.uint8)
+        arr = np.nan_to_num(np.asarray(page, dtype=np.float64), posinf=0.0, neginf=0.0)
+        hi = float(arr.max()) if arr.size else 0.0
+        if mode == "F" and hi <= 1.0:
+            scale = 255.0  # a float image in 0..1
+        else:
+            scale = 1.0 if hi <= 255 else 255.0 / (65535.0 if hi <= 65535 else hi)
+        return (arr * scale).clip(0, 255).astype(np.uint8)
     if "A" in mode or mode in ("P", "1", "La"):
         rgba = page.convert("RGBA")
         page = Image.alpha_composite(Image.new("RGBA", rgba.size, (255,) * 4), rgba)
@@ -562,7 +570,7 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
         return region(0.1, "engraving", "page edge")
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
-        return region(0.5 * big, "engraving", "text block")
+        return region(0.25 * big, "engraving", "text block")
     big = max(big, PARAMS["big"])
     if bh < 10 * th and _lettering(box, ink):
         return region(0.1, "engraving", "lettering")
@@ -572,7 +580,8 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if area < min_area:
         return region(0.3, kind, "too small")
     # sure when most ink is in large shapes and the region is well above the size floor
-    score = 0.6 + 0.25 * min(1.0, (big - PARAMS["big"]) / 0.4) + 0.15 * min(1.0, area / (5 * min_area))
+    shapes = min(1.0, (big - PARAMS["big"]) / 0.4)
+    score = 0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area))
     return region(score, kind, "")
 
 

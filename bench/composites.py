@@ -227,7 +227,7 @@ def _layout(kind: str, page: np.ndarray, figs: list[_Figure], rng: random.Random
         x = bx0 + (bw - total) // 2
         _clear(page, paper, bx0 - 2, y - lh, bx1 + 2, y + fh + (4 if kind == "caption" else 1) * lh)
     boxes = []
-    for f, (fw, fhh) in zip(figs[:n], sizes):
+    for f, (fw, fhh) in zip(figs[:n], sizes, strict=True):
         boxes.append(_paste(page, f.rgb, x, y + fh - fhh, fw, fhh))
         x += fw + gap
     caps = []

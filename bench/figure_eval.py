@@ -20,7 +20,7 @@ recall>=2%, precision, text-page share and median IoU) is applied to it. The rul
 themselves were written while looking at these pages, so CV bounds the tuning, not the
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
 on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
-the decode excluded, measured as process CPU time (the machine is shared, so wall time is not trustworthy).
+the decode excluded, as process CPU time: the machine is shared and wall time is not.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 Box = tuple[float, float, float, float]
-GREEN, MAGENTA, BLUE, RED, ORANGE = (0, 170, 0), (230, 0, 230), (0, 90, 255), (255, 0, 0), (255, 150, 0)
+GREEN, MAGENTA, BLUE = (0, 170, 0), (230, 0, 230), (0, 90, 255)
+RED, ORANGE = (255, 0, 0), (255, 150, 0)
 
 
 def draw_page(img: Image.Image, truth: Sequence[Box], regions: Sequence, matched_truth: set[int],
@@ -22,7 +23,10 @@ def draw_page(img: Image.Image, truth: Sequence[Box], regions: Sequence, matched
     s = width / img.width
     t = img.convert("RGB").resize((width, max(1, round(img.height * s))), Image.Resampling.BOX)
     d = ImageDraw.Draw(t)
-    px = lambda b: [b[0] * t.width, b[1] * t.height, b[2] * t.width, b[3] * t.height]  # noqa: E731
+
+    def px(b: Box) -> list[float]:
+        return [b[0] * t.width, b[1] * t.height, b[2] * t.width, b[3] * t.height]
+
     for i, b in enumerate(truth):
         d.rectangle(px(b), outline=GREEN if i in matched_truth else MAGENTA, width=3)
     k = 0
