@@ -219,10 +219,16 @@ def _boxes(ink: _Ink) -> list[Box]:
     g = max(1, round(ink.px))
     boxes = _merge([(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()], g)
     boxes = _absorb(boxes, ink.stats[1:], g)
+    h, w = ink.full
     out: list[Box] = []
     for b in boxes:
+        if (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w:  # a speck: nothing to cut or trim
+            out.append(b)
         # mirror halves are one ornament (a tailpiece's wings), never two pictures
-        out += [b] if _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6 else _split(b, ink)
+        elif _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6:
+            out.append(b)
+        else:
+            out += _split(b, ink)
     return out
 
 
@@ -292,29 +298,25 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
 def _trim_strays(box: Box, ink: _Ink) -> Box:
     """Drop a sliver of stray ink beyond an empty band at a box's edge (a neighbour's hat
     brim, a speck): under 5% of the box's ink, parted from it by a text height of paper."""
-    x0, y0, x1, y1 = box
-    weak = ink.weak[y0:y1, x0:x1]
-    total = int(weak.sum())
     gap = max(2, int(ink.th))
-    for axis in (0, 1):
-        prof = weak.sum(axis=1 - axis)  # per row for axis 0, per column for axis 1
-        empty = prof == 0
+    for axis in (0, 1):  # rows, then columns
+        x0, y0, x1, y1 = box
+        prof = ink.weak[y0:y1, x0:x1].sum(axis=1 - axis)
         n = len(prof)
-        lo, hi = 0, n
-        for i in range(n - gap):  # from the start: first empty band after a little ink
-            if empty[i:i + gap].all() and 0 < prof[:i].sum() < 0.05 * total:
-                lo = i + gap
-                break
-        for i in range(n, gap, -1):
-            if empty[i - gap:i].all() and 0 < prof[i:].sum() < 0.05 * total:
-                hi = i - gap
-                break
+        if n <= 2 * gap:
+            continue
+        # band[i]: the gap rows from i on are all empty
+        band = np.convolve(prof == 0, np.ones(gap, dtype=int), "valid") == gap
+        before = np.concatenate(([0], np.cumsum(prof)))  # ink in prof[:i]
+        total = float(before[-1])
+        i = np.arange(len(band))
+        head = band & (before[i] > 0) & (before[i] < 0.05 * total)
+        tail = band & (total - before[i + gap] > 0) & (total - before[i + gap] < 0.05 * total)
+        lo = int(i[head][0]) + gap if head.any() else 0
+        hi = int(i[tail][-1]) if tail.any() else n
         if (lo, hi) != (0, n) and hi > lo:
             cell = (x0, y0 + lo, x1, y0 + hi) if axis == 0 else (x0 + lo, y0, x0 + hi, y1)
             box = _tighten(cell, ink.weak) or box
-            x0, y0, x1, y1 = box
-            weak = ink.weak[y0:y1, x0:x1]
-            total = int(weak.sum())
     return box
 
 
