@@ -222,13 +222,10 @@ def _boxes(ink: _Ink) -> list[Box]:
     h, w = ink.full
     out: list[Box] = []
     for b in boxes:
-        if (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w:  # a speck: nothing to cut or trim
-            out.append(b)
+        speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
         # mirror halves are one ornament (a tailpiece's wings), never two pictures
-        elif _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6:
-            out.append(b)
-        else:
-            out += _split(b, ink)
+        whole = speck or _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6
+        out += [b] if whole else _split(b, ink)
     return out
 
 
