@@ -149,3 +149,23 @@ def test_apply_refuses_what_it_cannot_do_without_decoding(built, tmp_path):
         [sys.executable, "-m", "archive.apply", str(out), str(tmp_path / "typo.csv"),
          "-o", str(tmp_path / "c.zip")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and "keep, drop or empty" in proc.stderr
+
+
+def test_review_and_apply_name_what_is_wrong_with_their_input(tmp_path, shared_data):
+    photo = next((shared_data / "pdfs").iterdir())
+    fake = tmp_path / "ds.zip"
+    fake.write_bytes(photo.read_bytes())
+    old = tmp_path / "old.zip"
+    with zipfile.ZipFile(old, "w") as zf:
+        zf.writestr("manifest.csv", "source,page\n")
+    for cmd, path, words in (
+        (["archive.review"], fake, "cannot read dataset"),
+        (["archive.review"], tmp_path / "missing.zip", "cannot read dataset"),
+        (["archive.review"], old, "not a dataset zip of this version"),
+        (["archive.apply", "-o", str(tmp_path / "c.zip")], fake, "cannot read"),
+    ):
+        extra = [str(tmp_path / "none.csv")] if cmd[0] == "archive.apply" else []
+        proc = subprocess.run([sys.executable, "-m", *cmd[:1], str(path), *extra, *cmd[1:]],
+                              cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert words in proc.stderr, proc.stderr
