@@ -107,7 +107,7 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
         message = f"**Threshold must be a number, or empty for the filter's own: {threshold!r}**"
         yield message, [], None, None, None, []
         return
-    options = dict(unit=unit, filter=filt if unit == "page" else "default", threshold=cut,
+    options = dict(unit=unit, filter=filt if unit == "page" else "figures", threshold=cut,
                    size=int(size), resize=resize or None, keep_duplicates=bool(keep_duplicates),
                    caption=caption, trigger=(trigger or "").strip() or None, max_pages=MAX_PAGES)
     try:
@@ -162,8 +162,8 @@ def archive_tab() -> None:
             units = [(t("archive_unit_figure"), "figure"), (t("archive_unit_page"), "page")]
             unit = gr.Radio(units,
                             value="figure", label=t("archive_unit"), info=t("archive_unit_info"))
-            filt = gr.Radio(["default", "std"], value="default", label=t("archive_filter"),
-                            info=t("archive_filter_info"), visible=False)
+            filt = gr.Radio(["figures", "layout", "std"], value="figures", visible=False,
+                            label=t("archive_filter"), info=t("archive_filter_info"))
             threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
             with gr.Row():
                 size = gr.Dropdown([512, 768, 1024], value=1024, label=t("archive_size"))

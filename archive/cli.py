@@ -28,8 +28,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", default="figure", choices=UNITS,
                    help="dataset item: each figure cropped from its page (default), or whole "
                         "pages kept by the page filter")
-    p.add_argument("--filter", default="default", choices=FILTER_NAMES,
-                   help="page filter for --unit page; 'std' is the seed's grayscale-std rule")
+    p.add_argument("--filter", default="figures", choices=(*FILTER_NAMES, "default"),
+                   help="page filter for --unit page: 'figures' keeps pages where the figure "
+                        "finder keeps a picture (default); 'layout' a model of page layout; "
+                        "'std' the seed's grayscale-std rule")
     p.add_argument("--threshold", type=float, default=None,
                    help="keep figures (or pages) scoring at least this (default: the finder's "
                         "or filter's own)")

@@ -35,6 +35,10 @@ from PIL import Image
 KINDS = ("engraving", "photo", "ornament")
 DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
+# Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
+# <= 0.125, rules, lettering and specks <= 0.1. Any threshold in 0.31-0.6 gives the verdicts.
+THRESHOLD = 0.5
+REVIEW_FLOOR = 0.15  # the curator sees candidates from here up: not text blocks or specks
 # Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
 # tailpiece's thin frame fell apart into pieces on 800 px previews.
 WORK_SIDE = 400

@@ -49,7 +49,6 @@ from archive.resize import RESIZE_MODES, crop_box, encode_jpeg, fit, needed_size
 from archive.writer import DatasetWriter
 
 CHUNK = 4  # pages per worker task: amortises the IPC, and keeps the idle tail at the end short
-FIGURE_FLOOR = 0.15  # candidates at least this sure are kept for review (rules, specks are not)
 UNITS = ("figure", "page")
 THUMB_SIDE = 192
 
@@ -59,7 +58,7 @@ class Options:
     """Every knob of a run; the CLI flags map one to one."""
 
     unit: str = "figure"
-    filter: str = "default"
+    filter: str = "figures"
     threshold: float | None = None
     min_figure_area: float | None = None
     size: int = 1024
@@ -85,7 +84,7 @@ class Options:
             raise ArchiveError(f"--unit must be one of {', '.join(UNITS)}")
         if self.filter not in FILTER_NAMES:
             raise ArchiveError(f"--filter must be one of {', '.join(FILTER_NAMES)}")
-        if self.unit == "figure" and self.filter != "default":
+        if self.unit == "figure" and self.filter not in ("figures", "default"):
             raise ArchiveError("--filter chooses the page filter of --unit page; figures are "
                                "judged by the figure finder (set --threshold to change it)")
         if self.resize is not None and self.resize not in RESIZE_MODES:
@@ -109,8 +108,7 @@ class Options:
 
     @property
     def preview_side(self) -> int:
-        side = getattr(figures, "PREVIEW_SIDE", PREVIEW_SIDE)
-        return max(PREVIEW_SIDE, side) if self.unit == "figure" else PREVIEW_SIDE
+        return max(PREVIEW_SIDE, figures.PREVIEW_SIDE) if self.unit == "figure" else PREVIEW_SIDE
 
 
 @dataclass
@@ -251,7 +249,7 @@ def review_floor(opts: Options) -> float:
     ``--no-candidates``: the same crops come out byte for byte either way.
     """
     if opts.unit == "figure":
-        return FIGURE_FLOOR
+        return figures.REVIEW_FLOOR
     return 0.5 * threshold_of(opts)[1]
 
 
@@ -519,8 +517,7 @@ def threshold_of(opts: Options) -> tuple[str, float]:
     if opts.unit == "page":
         filt = make_filter(opts.filter, opts.threshold, opts.min_figure_area)
         return filt.name, filt.threshold
-    default = getattr(figures, "THRESHOLD", 0.5)
-    return "figures", default if opts.threshold is None else opts.threshold
+    return "figures", figures.THRESHOLD if opts.threshold is None else opts.threshold
 
 
 def _report(out: Path, pages: list[PageRecord], regions: list[RegionRecord], seconds: float,

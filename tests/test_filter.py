@@ -30,7 +30,7 @@ def _rows(pred) -> list[str]:
 
 @pytest.fixture(scope="module")
 def default() -> pf.PageFilter:
-    return pf.make_filter()
+    return pf.make_filter("layout")
 
 
 def test_model_json_is_complete_and_documents_its_fit() -> None:
@@ -97,7 +97,7 @@ def test_scores_do_not_depend_on_input_resolution(default: pf.PageFilter) -> Non
 
 
 def test_synthetic_magazine_pages_are_separated() -> None:
-    filt = pf.make_filter("default")
+    filt = pf.make_filter("layout")
     rng = np.random.default_rng(3)
     for _ in range(3):
         text = filt.judge(synthetic_text(rng).resize((600, 833)))
@@ -111,10 +111,10 @@ def test_min_figure_area_drops_a_vignette_but_keeps_a_plate() -> None:
     plate = synthetic_engraving(rng).resize((600, 833))
     page = Image.new("RGB", (600, 833), (235, 225, 195))
     page.paste(plate.resize((90, 70)), (255, 380))
-    strict = pf.make_filter(min_figure_area=0.05)
+    strict = pf.make_filter("layout", min_figure_area=0.05)
     vignette = strict.judge(page)
     assert not vignette.kept and vignette.reason.startswith("figure area 0.0")
-    assert pf.make_filter().judge(plate).kept and strict.judge(plate).kept
+    assert pf.make_filter("layout").judge(plate).kept and strict.judge(plate).kept
 
 
 @pytest.mark.parametrize("name", pf.FILTER_NAMES)
@@ -139,7 +139,7 @@ def test_odd_inputs_always_get_a_verdict(name: str) -> None:
     for page in pages:
         v = filt.judge(page)
         assert isinstance(v, pf.Verdict) and math.isfinite(v.score) and v.reason, page.mode
-    if name == "default":
+    if name in ("layout", "figures"):
         assert not filt.judge(pages[0]).kept  # a blank page is no illustration
 
 
