@@ -77,8 +77,8 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
                 out["triage"].append(decide(names[s + j], cond[j].tolist(), labels, ref[j], sim,
                                             getattr(cfg, "prototype_threshold", None), dist,
                                             getattr(cfg, "ood_threshold", None)))
-            cols = [labels.index(c) for c in labels]
-            out["msp"].append(cond[:, cols].max(-1).values)
+            out["pred"] += [labels[k] for k in cond.argmax(-1).tolist()]
+            out["msp"].append(cond.max(-1).values)
             out["energy"].append(torch.logsumexp(o.logits.float(), -1))
             out["dist"].append(o.ood_distance if o.ood_distance is not None
                                else torch.zeros(len(cond)))
@@ -197,8 +197,7 @@ def conditions_report(res: dict, test: list, answer: list[str]) -> dict:
     ts = [res["triage"][k] for k in keep]
     # Forced choice among the answer labels (the macro-F1 the issue tracks) ...
     y = np.array([answer.index(v) for v in truths])
-    pred = np.array([answer.index(t.top[0]["label"]) if t.top and t.top[0]["label"] in answer
-                     else -1 for t in ts])
+    pred = np.array([answer.index(res["pred"][k]) for k in keep])
     core = [c for c in answer if c != "fmd"]
     rep = per_class_report(y, pred, answer)
     by_source: dict = defaultdict(list)

@@ -307,8 +307,13 @@ def train_fold(
     lr: float,
     seed: int,
     desc: str,
+    answer: list[str] | None = None,
 ):
-    """Fine-tune blocks ``branch_from`` on; keep the epoch with the best validation macro-F1."""
+    """Fine-tune blocks ``branch_from`` on; keep the epoch with the best validation macro-F1.
+
+    The macro-F1 that picks the epoch is over the answer labels, decided among them:
+    the auxiliary (augmented-only) classes are noisy and are never answered.
+    """
     from vet.convert import vet_model_from_imagenet
 
     torch.manual_seed(seed)
@@ -357,8 +362,10 @@ def train_fold(
             bar.update(1)
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
         vlogits = predict_logits(model, feats, val_idx, branch_from)
-        rep = per_class_report(y[val_idx], vlogits.argmax(1).numpy(), labels)
-        score = macro_f1(rep, labels)
+        ai = [labels.index(c) for c in (answer or labels)]
+        vm = np.isin(y[val_idx], ai)
+        pred = np.array(ai)[vlogits[vm][:, ai].argmax(1).numpy()]
+        score = macro_f1(per_class_report(y[val_idx][vm], pred, labels), answer or labels)
         bar.write(f"{desc} epoch {epoch + 1}: val macro-F1 {score:.4f}")
         if score > best[0]:
             best = (score, {k: v.detach().clone() for k, v in model.state_dict().items()}, epoch)
@@ -403,8 +410,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="classes whose photos are all augmented copies: train on them but "
                          "never answer them (aux, default), treat them as normal classes "
                          "(train), or leave them out (drop)")
-    ap.add_argument("--min-groups", type=int, default=20,
-                    help="leave out classes with fewer source groups (default 20)")
+    ap.add_argument("--min-groups", type=int, default=5,
+                    help="leave out classes with fewer source groups (default 5; the shipped "
+                         "model used 20)")
     ap.add_argument("--ood-dim", type=int, default=64,
                     help="dimensions of the open-set (Mahalanobis) statistics (0 = none)")
     ap.add_argument("--cache-dir", default="/tmp/vet_cache")
@@ -460,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         te = np.where(folds == test_fold)[0]
         model, val_f1, best_epoch = train_fold(
             cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
-            f"fold {test_fold}",
+            f"fold {test_fold}", answer,
         )
         vlog = predict_logits(model, cache["feats"], va, args.branch_from)
         tlog = predict_logits(model, cache["feats"], te, args.branch_from)
@@ -622,6 +630,7 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     without looking at any out-of-distribution photo.
     """
     tr = pooled_features(model, feats, train_idx, branch_from).double()
+    dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
     center = tr.mean(0)
     _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
     proj = vt[:dim].T
@@ -731,7 +740,7 @@ tags: [efficientnet-lite, livestock, veterinary, screening]
 
 # Vet Scanner condition model (EfficientNet-Lite0)
 
-Screening aid for cattle photos, **not a diagnosis**: always confirm with a veterinarian.
+Screening aid for livestock photos, **not a diagnosis**: always confirm with a veterinarian.
 
 Loads with `AutoModelForImageClassification.from_pretrained(folder)` after `import vet`
 (the architecture is `vet/modeling_efficientnet_lite.py`). Weights are stored in float16;
@@ -741,7 +750,11 @@ Outputs: `logits` over {len(report['labels'])} trained conditions; the triage ke
 columns in `config.answer_labels` and divides them by the calibrated
 `config.calibration_temperature` = {res['temperature']:.3f} before the softmax; and
 `reference_logits`, the untouched ImageNet-1k head used for the not-livestock gate and the
-species guess.
+species guess; and `ood_distance`, the squared Mahalanobis distance of the condition
+features to the nearest training class (class means and a shared covariance, whitened
+into `ood_projection` / `ood_means`); above `config.ood_threshold`
+({res.get('ood_threshold', float('nan')):.1f}, the 95th percentile of the validation photos)
+the triage answers `uncertain`. Batch norms are folded into the convolutions.
 
 ## How it was made
 `python -m vet.train {report['data']} -o MODEL_DIR` (seed {report['seed']},
@@ -754,9 +767,11 @@ class-balanced weights; mirrored feature maps are the only augmentation. The fro
 (blocks {report['branch_from']} to 15 + 1000-way head) is kept as a second branch.
 
 ## Data and split
-Cattle condition photos (Roboflow export of vedantborse-ai/Cattle-Disease-Prediction-Model,
-MIT): {', '.join(report['labels'])}. The photos are augmented copies of fewer originals,
-so the split is {report['split']}. Training {res['n_train']}, validation {res['n_val']}
+{report['data']}: rows marked `use=measure` are left out, photos found in two sources
+(perceptual hash) share one source group ({report.get('duplicate_merges', 0)} merges).
+Photos per source: {report.get('n_by_source', {})}. Classes: {', '.join(report['labels'])}.
+The photos are augmented copies of fewer originals, so the split is {report['split']}.
+Training {res['n_train']}, validation {res['n_val']}
 (early stopping and temperature scaling), held-out test {res['n_test']} photos; no source
 group is on two sides. Traceable classes: {', '.join(report['core_labels'])}; the
 others exist only as augmented copies (their groups are rebuilt from the `_aug_N` file
@@ -775,16 +790,17 @@ fitted on the validation fold).
 {extra}
 {cv}
 ## Limits
-- Cattle only, web photos; no foot-and-mouth class (the triage table has its advice).
+- Web photos; cattle conditions, plus foot-and-mouth disease in cattle, pigs, sheep and
+  goats from few licensed photos (see the FMD numbers and their small-sample caveat).
 - A screening aid: it cannot see fever, milk, smell or history. See a vet.
-- Only the answer classes are ever reported; a photo of another condition (ringworm,
-  lice, dermatophilosis, foot-and-mouth...) is forced into one of them.
 - The not-livestock gate and species come from the ImageNet head, which has no goat class.
 
 ## Licenses
-Code Apache-2.0 (this project); backbone weights Apache-2.0; training photos MIT. The
-farm-species photos used to *measure* species accuracy have no license and were never
-used for training.
+Code Apache-2.0 (this project); backbone weights Apache-2.0. Training photos:
+vedantborse-ai/Cattle-Disease-Prediction-Model (MIT), tleeds1/Cattle-disease-detection-app
+(Apache-2.0), shubh-07-lk/Detection-of-FMDV-using-Computer-Vision-Algorithm (CC BY 4.0,
+attribution: shubh-07-lk). The farm-species photos and the `use=measure` rows used to
+*measure* have no licence and were never used for training.
 """
 
 
