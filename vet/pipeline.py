@@ -136,8 +136,9 @@ def decide(
     order = sorted(allowed, key=lambda c: -probs[c])
     base.top = [{"label": c, "p": round(probs[c], 4)} for c in order[:3]]
     notes: dict[str, str] = {}
-    if scope != {CATTLE} and base.species not in (CATTLE, "unknown"):
-        notes = _scope_note(base.species, labels)
+    if scope != {CATTLE}:
+        shown = base.species if base.species not in (CATTLE, "unknown") else min(scope - {CATTLE})
+        notes = _scope_note(shown, labels)
     if not allowed:
         return _uncertain(base, notes, f"{base.species}: no condition can be screened for it")
     unlike = (ood_distance is not None and ood_threshold is not None
@@ -159,8 +160,9 @@ def decide(
         return _uncertain(base, _join(tab["unlike_training"], notes),
                           f"unlike the training photos (distance {ood_distance:.0f} > "
                           f"{ood_threshold:.0f})")
-    if best == FMD:  # below the alert level but still the top label: nothing to report
-        return _uncertain(base, notes, f"low confidence ({p_fmd:.0%})")
+    if best == FMD:  # only FMD may be named here, and there is little sign of it
+        return _uncertain(base, notes, f"no sign of the conditions it can screen for a "
+                                       f"{'/'.join(sorted(scope - {CATTLE}))} ({p_fmd:.0%} FMD)")
     _answer(base, best, probs[best])
     if base.confidence < MIN_CONFIDENCE:
         return _uncertain(base, _join(_info(best)["advice"], notes),

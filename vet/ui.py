@@ -127,6 +127,9 @@ def why_uncertain(t: Triage, lang: str = "en") -> str:
                 else "photo unlike the photos the model learned from")
     if r.startswith("low confidence"):
         return f"confianza baja{r[len('low confidence'):]}" if es else r
+    if r.startswith("no sign of the conditions it can screen"):
+        return ("sin signos de lo que puede revisar en esta especie" if es
+                else "no sign of what it can screen in this species")
     if "no condition can be screened" in r:
         return ("especie que el escáner no puede revisar" if es
                 else "a species the scanner cannot screen")
