@@ -55,12 +55,17 @@ def vet_run(photo, lang):
 
 
 def vet_run_herd(files, lang):
-    """Many photos: one row each, in the order they were given."""
+    """Many photos: a red banner and red rows first for notifiable suspicions, then the rest."""
     try:
-        rows = _vet_many([getattr(f, "name", f) for f in files or []], lang)
+        herd = _vet_many([getattr(f, "name", f) for f in files or []], lang)
     except (RuntimeError, OSError, ValueError) as exc:
         raise gr.Error(str(exc)) from None
-    return pd.DataFrame(rows, columns=vet_ui.table_headers(lang))
+    df = pd.DataFrame(herd["rows"], columns=herd["headers"])
+    red = set(herd["red"])
+    styled = df.style.apply(
+        lambda row: ["background-color:#ffcdd2;color:#b71c1c;font-weight:600"
+                     if row.name in red else ""] * len(row), axis=1)
+    return herd["alert"], styled
 
 
 def vet_tab() -> None:
@@ -86,10 +91,12 @@ def vet_tab() -> None:
             files = gr.File(label=t("vet_photos"), file_count="multiple", file_types=["image"],
                             elem_id="vet-herd")
             run_herd = gr.Button(t("vet_run_herd"), variant="primary")
-            herd = gr.Dataframe(label=t("vet_table"), wrap=True)
+            alert = gr.HTML()
+            herd = gr.Dataframe(label=t("vet_table"), wrap=True, elem_id="vet-herd-table")
     run.click(vet_run, [photo, lang], [label, badge, advice, heatmap],
               concurrency_limit=4, concurrency_id="vet")
-    run_herd.click(vet_run_herd, [files, lang], herd, concurrency_limit=4, concurrency_id="vet")
+    run_herd.click(vet_run_herd, [files, lang], [alert, herd], concurrency_limit=4,
+                   concurrency_id="vet")
 
 
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,

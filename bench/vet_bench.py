@@ -2,8 +2,8 @@
 
     python bench/vet_bench.py [--model vet/model] [--requests 50]
 
-Targets (issue #4): cold load <= 1 s, p50 <= 150 ms per photo, RSS after 50
-load/infer/release requests within 5% of the first request's.
+Targets (issues #4, #12): cold load <= 1 s, load + infer + release p50 <= 150 ms on
+one thread, RSS after 50 load/infer/release requests within 5% of the first request's.
 """
 
 from __future__ import annotations

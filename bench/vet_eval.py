@@ -1,23 +1,31 @@
-"""Measure the vet model on real data: port check, species, gate, held-out conditions.
+"""Measure the vet model on real data, per source: conditions, FMD, open set, species, gate.
 
-    python bench/vet_eval.py [--model vet/model] [--json out.json]
+    python bench/vet_eval.py [--model vet/model] [--json out.json] [--limit N]
 
-* Port: how often an ImageNet class that fits the species is in the top-5, on
-  the species validation photos (evaluation only: that data has no license).
-* Species top-1 from summed ImageNet probability per species (a mapping written
-  from class meanings, not fitted on these photos).
-* Gate: share of scanned pages and synthetic non-animal images answered
-  ``not_livestock``; share of real livestock photos that pass it.
-* Conditions: the shipped checkpoint on its held-out test fold, end to end from
-  the image files (the same numbers ``vet.train`` reported from its cache).
+* Conditions and FMD on the shipped checkpoint's held-out test groups (licensed
+  rows: conditions/ and extra/ ``use=train``), end to end from the image files.
+* The ``use=measure`` rows of extra/ (sources without a licence, never trained
+  on), de-duplicated against every licensed photo first: per source and class,
+  the share answered right (status ok, right condition), confidently wrong
+  (status ok, wrong condition), uncertain and not_livestock. A healthy mouth,
+  foot or udder is right when answered ``healthy``.
+* Open set: AUROC of the Mahalanobis distance (and, for comparison, of the
+  maximum softmax probability and the energy score) between the held-out test
+  photos and out-of-distribution sets (other species, other body parts,
+  scanned pages and chapbooks, synthetic images), and the share of each set
+  answered with status ``ok``.
+* Species top-1 over six species on the species validation split (no licence:
+  measured only), and the gate on scanned pages.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -28,47 +36,94 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vet.gate import SPECIES_CLASSES, is_livestock, species_scores  # noqa: E402
+from vet.gate import SPECIES_CLASSES, species_scores  # noqa: E402
 from vet.imaging import BadImage, load_image, to_tensor  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
-from vet.pipeline import answer_probs  # noqa: E402
+from vet.pipeline import answer_probs, decide  # noqa: E402
 
 SPECIES = ("chicken", "cow", "duck", "goat", "pig", "sheep")
-# Classes that count as "fitting" in the top-5 port check; goats also fit the wild
-# caprines because ImageNet has no domestic goat.
 TOP5_FIT = {**{s: set(SPECIES_CLASSES[s]) for s in SPECIES}, "goat": {348, 349, 350}}
+HEALTHY_PARTS = {"healthy_mouth", "healthy_foot", "healthy_udder"}
 
 
 def shared() -> Path:
     return Path(os.environ.get("BORDE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
-def forward(model, images: list[Image.Image], bs: int = 32):
-    cond, ref, sims = [], [], []
-    size = int(getattr(model.config, "image_size", 224))
-    with torch.inference_mode():
-        for s in range(0, len(images), bs):
-            out = model(pixel_values=to_tensor(images[s: s + bs], size))
-            cond.append(answer_probs(model.config, out.logits)[1])
-            ref.append(out.reference_logits.softmax(-1))
-            if out.prototype_similarity is not None:
-                sims.append(out.prototype_similarity)
-    thr = getattr(model.config, "prototype_threshold", None)
-    sim = torch.cat(sims) if sims else torch.full((sum(len(c) for c in cond),), float("nan"))
-    gate = [is_livestock(r, None if torch.isnan(s) else float(s), thr)
-            for r, s in zip(torch.cat(ref), sim, strict=True)]
-    return torch.cat(cond), torch.cat(ref), gate
-
-
-def load_all(paths: list[Path], desc: str) -> tuple[list[Image.Image], list[Path]]:
+def load_all(paths: list[Path], desc: str) -> tuple[list[Image.Image], list[int]]:
     imgs, kept = [], []
-    for p in tqdm(paths, desc=desc, unit="img"):
+    for i, p in enumerate(tqdm(paths, desc=desc, unit="img", mininterval=5)):
         try:
             imgs.append(load_image(p, draft=448))
-            kept.append(p)
+            kept.append(i)
         except BadImage as exc:
             print(f"skip {p}: {exc}", file=sys.stderr)
     return imgs, kept
+
+
+def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dict:
+    """Triage answers plus the raw scores the AUROC needs, for a list of images."""
+    cfg = model.config
+    size = int(getattr(cfg, "image_size", 224))
+    out: dict = defaultdict(list)
+    with torch.inference_mode():
+        for s in range(0, len(images), bs):
+            o = model(pixel_values=to_tensor(images[s: s + bs], size))
+            labels, cond = answer_probs(cfg, o.logits)
+            ref = o.reference_logits.float().softmax(-1)
+            for j in range(len(cond)):
+                sim = None if o.prototype_similarity is None else float(o.prototype_similarity[j])
+                dist = None if o.ood_distance is None else float(o.ood_distance[j])
+                out["triage"].append(decide(names[s + j], cond[j].tolist(), labels, ref[j], sim,
+                                            getattr(cfg, "prototype_threshold", None), dist,
+                                            getattr(cfg, "ood_threshold", None)))
+            out["pred"] += [labels[k] for k in cond.argmax(-1).tolist()]
+            out["msp"].append(cond.max(-1).values)
+            out["energy"].append(torch.logsumexp(o.logits.float(), -1))
+            out["dist"].append(o.ood_distance if o.ood_distance is not None
+                               else torch.zeros(len(cond)))
+            out["ref"].append(ref)
+    for k in ("msp", "energy", "dist", "ref"):
+        out[k] = torch.cat(out[k]) if out[k] else torch.zeros(0)
+    return out
+
+
+def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """P(an in-distribution photo scores higher than an out-of-distribution one); ties 1/2."""
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    if not len(pos) or not len(neg):
+        return float("nan")
+    allv = np.concatenate([pos, neg])
+    order = allv.argsort(kind="mergesort")
+    ranks = np.empty(len(allv))
+    sv = allv[order]
+    i = 0
+    while i < len(sv):  # average ranks over ties
+        j = i
+        while j + 1 < len(sv) and sv[j + 1] == sv[i]:
+            j += 1
+        ranks[order[i: j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def outcome(t, truth: str) -> str:
+    """right / wrong (confidently) / uncertain / not_livestock for a labelled photo."""
+    if t.status == "not_livestock":
+        return "not_livestock"
+    if t.status != "ok":
+        return "uncertain"
+    want = "healthy" if truth in HEALTHY_PARTS else truth
+    return "right" if t.condition == want else "wrong"
+
+
+def tally(results: list, truths: list[str]) -> dict:
+    c = Counter(outcome(t, y) for t, y in zip(results, truths, strict=True))
+    n = max(len(results), 1)
+    return {"n": len(results), **{k: round(c[k] / n, 3) for k in
+                                  ("right", "wrong", "uncertain", "not_livestock")},
+            "answers": dict(Counter(t.condition if t.status == "ok" else t.status
+                                    for t in results))}
 
 
 def synthetic_images(n: int = 60, seed: int = 0) -> list[Image.Image]:
@@ -78,8 +133,7 @@ def synthetic_images(n: int = 60, seed: int = 0) -> list[Image.Image]:
     for i in range(n):
         kind = i % 6
         if kind == 0:
-            arr = rng.integers(0, 256, (256, 256, 3), dtype=np.uint8)
-            out.append(Image.fromarray(arr))
+            out.append(Image.fromarray(rng.integers(0, 256, (256, 256, 3), dtype=np.uint8)))
         elif kind == 1:
             out.append(Image.new("RGB", (300, 200), tuple(int(v) for v in rng.integers(0, 256, 3))))
         elif kind == 2:
@@ -110,78 +164,170 @@ def synthetic_images(n: int = 60, seed: int = 0) -> list[Image.Image]:
     return out
 
 
+def held_out_items(model_dir: Path, data: Path) -> tuple[list, list]:
+    """The shipped checkpoint's held-out test photos (``test_split.csv``) and every
+    licensed photo (for de-duplicating the measure rows)."""
+    from vet.train import Item, collect
+
+    with (model_dir / "test_split.csv").open(newline="", encoding="utf-8") as fh:
+        test = [Item(data / "livestock" / r["file"], r["label"], r["group"], True, r["source"])
+                for r in csv.DictReader(fh)]
+    licensed = collect([data / "livestock/conditions/labels.csv",
+                        data / "livestock/extra/labels.csv"])
+    return licensed, test
+
+
+def measure_rows(data: Path, licensed: list) -> tuple[list[dict], int]:
+    """extra/ rows marked use=measure, minus photos that duplicate a licensed photo."""
+    from vet.dedup import near_pairs, phash
+
+    rows = [r for r in csv.DictReader((data / "livestock/extra/labels.csv").open())
+            if r["use"] == "measure"]
+    hm = [phash(data / r["file"]) for r in tqdm(rows, desc="hashing measure rows", mininterval=5)]
+    hl = [phash(it.path) for it in tqdm(licensed, desc="hashing licensed rows", mininterval=5)]
+    dup = {i for i, _ in near_pairs(hm, hl)}
+    return [r for i, r in enumerate(rows) if i not in dup], len(dup)
+
+
+def conditions_report(res: dict, test: list, answer: list[str]) -> dict:
+    from vet.train import macro_f1, per_class_report
+
+    keep = [k for k, it in enumerate(test) if it.label in answer]
+    truths = [test[k].label for k in keep]
+    ts = [res["triage"][k] for k in keep]
+    # Forced choice among the answer labels (the macro-F1 the issue tracks) ...
+    y = np.array([answer.index(v) for v in truths])
+    pred = np.array([answer.index(res["pred"][k]) for k in keep])
+    core = [c for c in answer if c != "fmd"]
+    rep = per_class_report(y, pred, answer)
+    by_source: dict = defaultdict(list)
+    for k, t in zip(keep, ts, strict=True):
+        by_source[test[k].source].append((t, test[k].label))
+    return {
+        "n": len(keep), "per_class": rep,
+        "macro_f1_core4": macro_f1(rep, core), "macro_f1_with_fmd": macro_f1(rep, answer),
+        # ... and what the farmer sees, with the open-set and species rules applied.
+        "triage": tally(ts, truths),
+        "triage_per_source": {s: tally([a for a, _ in v], [b for _, b in v])
+                              for s, v in sorted(by_source.items())},
+        "triage_per_class": {c: tally([t for t, v in zip(ts, truths, strict=True) if v == c],
+                                      [c] * truths.count(c)) for c in answer},
+    }
+
+
+def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
+    top1, top5, answered, runs = {}, {}, {}, {}
+    for sp in SPECIES:
+        paths = sorted((data / "livestock/species/validation" / sp).glob("*"))
+        paths = paths[:limit] if limit else paths
+        imgs, _ = load_all(paths, f"species {sp}")
+        r = run(model, imgs, [str(p) for p in paths])
+        pred = species_scores(r["ref"], SPECIES).argmax(-1)
+        top1[sp] = float((pred == SPECIES.index(sp)).float().mean())
+        t5 = r["ref"].topk(5, -1).indices
+        top5[sp] = float(np.mean([bool(set(x.tolist()) & TOP5_FIT[sp]) for x in t5]))
+        answered[sp] = dict(Counter(t.condition if t.status == "ok" else t.status
+                                    for t in r["triage"]))
+        runs[sp] = r
+    rep = {"species_top1": top1, "species_top1_overall": float(np.mean(list(top1.values()))),
+           "port_top5_fit": top5, "species_answers": answered}
+    return rep, runs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None)
     ap.add_argument("--json", default=None, help="also write the numbers here")
     ap.add_argument("--limit", type=int, default=0, help="photos per species (0 = all)")
+    ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     data = shared()
     if not data.is_dir():
         print(f"shared data not found at {data}; set BORDE_SHARED_DATA", file=sys.stderr)
         return 2
-    model = load_model(model_source(args.model))
-    report: dict = {"model": model_source(args.model)}
+    src = model_source(args.model)
+    model = load_model(src)
+    answer = list(model.config.answer_labels)
+    report: dict = {"model": src}
 
-    # --- species: port top-5, species top-1, gate pass rate
-    top5, top1, passed, n_total = {}, {}, 0, 0
-    for sp in SPECIES:
-        paths = sorted((data / "livestock/species/validation" / sp).glob("*"))
-        if args.limit:
-            paths = paths[: args.limit]
-        imgs, _ = load_all(paths, f"species {sp}")
-        _, ref, gate = forward(model, imgs)
-        t5 = ref.topk(5, -1).indices
-        top5[sp] = float(np.mean([bool(set(r.tolist()) & TOP5_FIT[sp]) for r in t5]))
-        pred = species_scores(ref, SPECIES).argmax(-1)
-        top1[sp] = float((pred == SPECIES.index(sp)).float().mean())
-        passed += sum(gate)
-        n_total += len(imgs)
-    report["port_top5_fit"] = top5
-    report["port_top5_fit_overall"] = float(np.mean(list(top5.values())))
-    report["species_top1"] = top1
-    report["species_top1_overall"] = float(np.mean(list(top1.values())))
-    report["gate_pass_species_photos"] = passed / max(n_total, 1)
+    items, test = held_out_items(Path(src), data)
+    imgs, kept = load_all([it.path for it in test], "held-out test photos")
+    test = [test[k] for k in kept]
+    id_run = run(model, imgs, [str(it.path) for it in test])
+    report["conditions"] = conditions_report(id_run, test, answer)
+    id_mask = np.array([it.label in answer for it in test])
+    id_dist = -id_run["dist"].numpy()[id_mask]
+    id_msp, id_energy = id_run["msp"].numpy()[id_mask], id_run["energy"].numpy()[id_mask]
 
-    # --- gate on documents and synthetic images
+    rows, n_dup = measure_rows(data, items)
+    report["measure_duplicates_dropped"] = n_dup
+    imgs, kept = load_all([data / r["file"] for r in rows], "measure rows")
+    rows = [rows[k] for k in kept]
+    ms = run(model, imgs, [r["file"] for r in rows])
+    groups: dict = defaultdict(list)
+    for k, r in enumerate(rows):
+        groups[(r["source_repo"], r["label"], r["species"])].append(k)
+    report["measure"] = {f"{s} | {lab} | {sp}": tally([ms["triage"][k] for k in ks],
+                                                      [lab] * len(ks))
+                         for (s, lab, sp), ks in sorted(groups.items())}
+    report["measure_all"] = tally(ms["triage"], [r["label"] for r in rows])
+
+    sp_rep, sp_runs = species_report(model, data, args.limit)
+    report.update(sp_rep)
+
     pages = sorted(p for p in (data / "pages").rglob("*") if p.suffix.lower() in
                    (".jpg", ".jpeg", ".png"))
-    imgs, kept_pages = load_all(pages, "scanned pages")
-    _, ref, gate = forward(model, imgs, bs=16)
-    rejected = [not g for g in gate]
-    from vet.gate import farm_mass
+    imgs, kept = load_all(pages, "scanned pages")
+    pg = run(model, imgs, [str(pages[k]) for k in kept], bs=16)
+    report["pages_n"] = len(kept)
+    report["pages_not_livestock"] = float(np.mean([t.status == "not_livestock"
+                                                   for t in pg["triage"]]))
+    report["pages_passed_files"] = [t.file for t in pg["triage"] if t.status != "not_livestock"]
+    chap = sorted((data / "figures/moreno/images").glob("*.jpg"))
+    imgs, kept = load_all(chap, "chapbook pages")
+    ch = run(model, imgs, [str(chap[k]) for k in kept], bs=16)
+    syn = run(model, synthetic_images(), [f"synthetic-{i}" for i in range(60)])
+    report["synthetic_not_livestock"] = float(np.mean([t.status == "not_livestock"
+                                                       for t in syn["triage"]]))
 
-    report["pages_n"] = len(imgs)
-    report["pages_not_livestock"] = float(np.mean(rejected))
-    report["pages_passed_files"] = [str(p) for p, r in zip(kept_pages, rejected, strict=True)
-                                    if not r]
-    report["pages_max_farm_mass"] = float(farm_mass(ref).max())
-    syn = synthetic_images()
-    _, ref, gate = forward(model, syn)
-    report["synthetic_n"] = len(syn)
-    report["synthetic_not_livestock"] = float(np.mean([not g for g in gate]))
+    # Open set: the held-out test photos of the answer classes against each OOD set.
+    def sel(r: dict, mask=None) -> dict:
+        mask = np.ones(len(r["triage"]), bool) if mask is None else np.asarray(mask)
+        return {"dist": -r["dist"].numpy()[mask], "msp": r["msp"].numpy()[mask],
+                "energy": r["energy"].numpy()[mask],
+                "triage": [t for t, k in zip(r["triage"], mask, strict=True) if k]}
 
-    # --- conditions: held-out test fold, end to end from files
-    metrics_path = Path(model_source(args.model)) / "metrics.json"
-    if metrics_path.is_file():
-        from vet.train import assign_folds, collect, macro_f1, per_class_report
+    def cat(*parts: dict) -> dict:
+        return {k: (np.concatenate([p[k] for p in parts]) if k != "triage"
+                    else [t for p in parts for t in p[k]]) for k in parts[0]}
 
-        m = json.loads(metrics_path.read_text())
-        items = collect(data / "livestock/conditions/labels.csv")
-        folds = assign_folds(items, m.get("folds", 5), m.get("seed", 0))
-        test = [it for it, f in zip(items, folds, strict=True)
-                if f == m["shipped"]["test_fold"] and it.label in m["answer_labels"]]
-        imgs, kept = load_all([it.path for it in test], "held-out condition photos")
-        cond, ref, gate = forward(model, imgs)
-        labels = list(m["answer_labels"])
-        y = np.array([labels.index(it.label) for it in test])
-        rep = per_class_report(y, cond.argmax(-1).numpy(), labels)
-        report["conditions_per_class"] = rep
-        report["conditions_macro_f1"] = macro_f1(rep, labels)
-        report["gate_pass_condition_photos"] = float(np.mean(gate))
-    print(json.dumps(report, indent=2))
+    labels_ms = np.array([r["label"] for r in rows])
+    ood_sets = {
+        "other species (chicken, duck, goat, pig, sheep photos)":
+            cat(*(sel(sp_runs[s]) for s in SPECIES if s != "cow")),
+        "other body parts (healthy mouths, feet, udders; use=measure)":
+            sel(ms, np.isin(labels_ms, list(HEALTHY_PARTS))),
+        "non-animals (scanned pages, chapbook pages, synthetic)": cat(sel(pg), sel(ch), sel(syn)),
+    }
+    report["open_set"] = {}
+    for name, o in ood_sets.items():
+        report["open_set"][name] = {
+            "n": len(o["triage"]),
+            "auroc_mahalanobis": auroc(id_dist, o["dist"]),
+            "auroc_max_softmax": auroc(id_msp, o["msp"]),
+            "auroc_energy": auroc(id_energy, o["energy"]),
+            "answered_ok": float(np.mean([t.status == "ok" for t in o["triage"]])),
+            "uncertain_or_not_livestock": float(np.mean([t.status in ("uncertain",
+                                                                      "not_livestock")
+                                                         for t in o["triage"]])),
+        }
+    report["open_set_id_answered_ok"] = float(np.mean(
+        [t.status == "ok" for t, k in zip(id_run["triage"], id_mask, strict=True) if k]))
+    print(json.dumps(report, indent=2, default=float))
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
+        Path(args.json).write_text(json.dumps(report, indent=2, default=float))
     return 0
 
 

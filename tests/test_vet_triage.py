@@ -1,8 +1,13 @@
-"""The shipped model on real photos: held-out condition photos, documents, species."""
+"""The shipped model on real photos: held-out classes, FMD, pigs, mouths and feet, OOD images.
+
+The thresholds below sit a margin under what ``python bench/vet_eval.py``
+measured on the same kinds of photos (see vet/model/README.md), so a model that
+got clearly worse fails here.
+"""
 
 from __future__ import annotations
 
-import json
+import csv
 import os
 from collections import Counter
 from pathlib import Path
@@ -15,103 +20,108 @@ SHIPPED = Path(__file__).resolve().parents[1] / "vet" / "model"
 pytestmark = [
     pytest.mark.skipif(not (SHARED / "livestock").is_dir(),
                        reason=f"shared data not found at {SHARED} (set BORDE_SHARED_DATA)"),
-    pytest.mark.skipif(not (SHIPPED / "metrics.json").is_file(), reason="no shipped model"),
+    pytest.mark.skipif(not (SHIPPED / "test_split.csv").is_file(), reason="no shipped model"),
 ]
-CORE = ("healthy", "lumpy_skin", "mastitis", "pinkeye")
+ANSWER = ("fmd", "healthy", "lumpy_skin", "mastitis", "pinkeye")
+CATTLE_ONLY = {"healthy", "lumpy_skin", "mastitis", "pinkeye"}
 
 
 @pytest.fixture(scope="module")
-def held_out():
-    """8 photos per core class from the shipped model's held-out source groups."""
-    from vet.train import assign_folds, collect
-
-    metrics = json.loads((SHIPPED / "metrics.json").read_text())
-    items = collect(SHARED / "livestock/conditions/labels.csv")
-    folds = assign_folds(items, metrics.get("folds", 5), metrics["seed"])
-    test = [it for it, f in zip(items, folds, strict=True)
-            if f == metrics["shipped"]["test_fold"]]
-    train_groups = {it.group for it, f in zip(items, folds, strict=True)
-                    if f != metrics["shipped"]["test_fold"]}
-    assert not train_groups & {it.group for it in test}, "test groups leak into training"
-    picked = []
-    for label in CORE:
-        picked += sorted((it for it in test if it.label == label), key=lambda it: it.path)[::7][:8]
-    return picked
+def held_out() -> dict[str, list[Path]]:
+    """Photos per answer class from the shipped model's held-out test groups."""
+    with (SHIPPED / "test_split.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    by: dict[str, list[Path]] = {c: [] for c in ANSWER}
+    for r in rows:
+        if r["label"] in by:
+            by[r["label"]].append(SHARED / "livestock" / r["file"])
+    return {c: sorted(v)[::5][:6] for c, v in by.items()}
 
 
-def test_shipped_model_gets_most_held_out_condition_photos_right(held_out):
+def measure(label: str, species: str | None = None, n: int = 8) -> list[Path]:
+    """extra/ photos marked use=measure (never trained on) of one class."""
+    with (SHARED / "livestock/extra/labels.csv").open(newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["use"] == "measure" and r["label"] == label
+                and (species is None or r["species"] == species)]
+    return [SHARED / r["file"] for r in rows][:: max(1, len(rows) // n)][:n]
+
+
+@pytest.fixture(scope="module")
+def answers(held_out):
     from vet import triage_many
 
-    results = triage_many([it.path for it in held_out], policy="keep")
-    right = Counter(it.label for it, t in zip(held_out, results, strict=True)
-                    if t.condition == it.label)
-    assert sum(right.values()) >= 0.75 * len(held_out), right
-    assert all(right[c] >= 5 for c in CORE), right
-    # The gate passes ~91% of held-out condition photos (close-ups of eyes and udders
-    # often look like "mask" or "velvet" to ImageNet); allow that, not much worse.
-    gated = sum(t.status == "not_livestock" for t in results)
-    assert gated <= 5, f"{gated} of {len(results)} real cattle photos called not livestock"
-    for t in results:
+    files = [p for c in ANSWER for p in held_out[c]]
+    return dict(zip(files, triage_many(files, policy="keep"), strict=True))
+
+
+def test_held_out_photos_of_each_class_including_fmd_are_mostly_right(held_out, answers):
+    right = Counter(c for c in ANSWER for p in held_out[c] if answers[p].condition == c
+                    and answers[p].status in ("ok", "uncertain"))
+    assert all(len(held_out[c]) == 6 for c in ANSWER), {c: len(v) for c, v in held_out.items()}
+    # Measured on all held-out groups: 60-80% named right per class (mastitis lowest).
+    assert sum(right.values()) >= 20, right
+    assert all(right[c] >= 2 for c in ANSWER), right
+    wrong_ok = [p.name for c in ANSWER for p in held_out[c]
+                if answers[p].status == "ok" and answers[p].condition != c]
+    assert len(wrong_ok) <= 3, wrong_ok
+    for t in answers.values():
         assert t.status in ("ok", "uncertain", "not_livestock")
-        if t.status != "not_livestock":
-            assert len(t.top) == 3 and t.top[0]["p"] >= t.top[1]["p"] >= t.top[2]["p"]
-            assert {d["label"] for d in t.top} <= set(CORE)  # only answerable classes
+        if t.status == "ok":
+            assert t.top and t.top[0]["label"] == t.condition
             assert t.urgency in ("routine", "soon", "today", "emergency-notifiable")
         assert "not a diagnosis" in t.disclaimer["en"]
 
 
-def test_lumpy_skin_answer_says_isolate_and_call_the_authority(held_out):
+def test_fmd_and_lumpy_skin_answers_are_notifiable_with_the_authority_advice(held_out, answers):
+    for label in ("fmd", "lumpy_skin"):
+        hit = next(answers[p] for p in held_out[label] if answers[p].condition == label)
+        assert hit.urgency == "emergency-notifiable"
+        assert "isolate" in hit.advice["en"].lower() and "aísle" in hit.advice["es"].lower()
+    fmd = next(answers[p] for p in held_out["fmd"] if answers[p].condition == "fmd")
+    assert "official veterinarian" in fmd.advice["en"] or "call the vet" in fmd.advice["en"]
+
+
+def test_pig_photos_never_get_mastitis_or_any_cattle_only_condition():
     from vet import triage_many
 
-    lumpy = [it for it in held_out if it.label == "lumpy_skin"]
-    answers = triage_many([it.path for it in lumpy[:4]], policy="keep")
-    hit = next(t for t in answers if t.condition == "lumpy_skin")
-    assert hit.urgency == "emergency-notifiable"
-    assert "isolate" in hit.advice["en"].lower() and "authority" in hit.advice["en"].lower()
-    assert "aísle" in hit.advice["es"].lower()
+    pigs = sorted((SHARED / "livestock/species/validation/pig").glob("*.jpg"))[::15][:10]
+    pigs += measure("fmd", "pig", n=8)
+    results = triage_many(pigs, policy="keep")
+    assert len(results) >= 16
+    for p, t in zip(pigs, results, strict=True):
+        assert t.condition not in CATTLE_ONLY, (p.name, t.condition, t.species)
+        if t.species == "pig":
+            assert not {d["label"] for d in t.top} & CATTLE_ONLY, (p.name, t.top)
 
 
-def test_scanned_document_pages_are_not_livestock():
+def test_mouth_and_foot_closeups_never_get_a_confident_udder_or_eye_condition():
+    from vet import triage_many
+
+    photos = measure("healthy_mouth", n=8) + measure("healthy_foot", n=8) + measure("fmd", n=8)
+    results = triage_many(photos, policy="keep")
+    bad = [(p.name, t.condition) for p, t in zip(photos, results, strict=True)
+           if t.status == "ok" and t.condition in ("mastitis", "pinkeye")]
+    # Measured on all 544 such measure photos: 10 (1.8%) get a confident udder or eye
+    # answer (healthy hooves can look like teats); the goal of none is not met yet.
+    assert len(bad) <= 2, bad
+    assert all(t.condition != "pinkeye" or t.status != "ok" for t in results[:8])  # mouths
+    # Most FMD photos from the unlicensed sources are flagged (answered or warned).
+    flagged = sum(t.condition == "fmd" for t in results[16:])
+    assert flagged >= 4, [t.condition for t in results[16:]]
+
+
+def test_out_of_distribution_images_come_back_uncertain_or_not_livestock():
     from vet import triage_many
 
     pages = []
     for sub in ("ufal", "dta_text", "ocrd"):
         pages += sorted(p for p in (SHARED / "pages" / sub).rglob("*")
                         if p.suffix.lower() in (".jpg", ".png"))[:3]
-    assert len(pages) >= 6
-    results = triage_many(pages, policy="keep")
-    assert [t.status for t in results] == ["not_livestock"] * len(pages)
-    assert all(t.condition is None and not t.top for t in results)
-
-
-def test_species_comes_from_the_imagenet_head():
-    from vet import triage_many
-
-    photos = {sp: sorted((SHARED / "livestock/species/validation" / sp).glob("*.jpg"))[:4]
-              for sp in ("cow", "pig", "chicken")}
-    results = triage_many([p for ps in photos.values() for p in ps], policy="keep")
-    it = iter(results)
-    got = Counter(sp for sp, ps in photos.items() for _ in ps if next(it).species == sp)
-    assert all(got[sp] >= 3 for sp in photos), got
-    # A confident non-cattle guess never comes back as a plain "ok" cattle diagnosis.
-    others = [t for t in results[4:] if t.species in ("pig", "chicken") and t.species_p >= 0.5]
-    assert others and all(t.status == "uncertain" for t in others)
-    assert all("cattle" in t.advice["en"] for t in others if t.reason and "cattle" in t.reason)
-
-
-def test_ui_functions_give_label_badge_advice_heatmap_and_rows():
-    from PIL import Image
-
-    from vet.ui import example_photos, table_headers, triage_many_for_ui, triage_one_for_ui
-
-    examples = example_photos()
-    assert len(examples) >= 3 and all(Path(p).is_file() for p in examples)
-    out = triage_one_for_ui(examples[0], lang="es")
-    assert out["status"] in ("ok", "uncertain")
-    assert len(out["label"]) == 3 and max(out["label"].values()) <= 1.0
-    assert out["badge"].startswith("<span")
-    assert "no es un diagnóstico" in out["advice"]
-    assert out["heatmap"].size == Image.open(examples[0]).size
-    rows = triage_many_for_ui(examples[:2] + [__file__], lang="en")
-    assert len(rows) == 3 and all(len(r) == len(table_headers("en")) for r in rows)
-    assert rows[2][1] == "Error"
+    birds = [p for sp in ("chicken", "duck")
+             for p in sorted((SHARED / "livestock/species/validation" / sp).glob("*.jpg"))[:6]]
+    results = triage_many(pages + birds, policy="keep")
+    assert [t.status for t in results[: len(pages)]] == ["not_livestock"] * len(pages)
+    assert all(t.condition is None for t in results[: len(pages)])
+    # The scanner screens no bird: never an "ok" answer, never a cattle condition.
+    assert all(t.status in ("uncertain", "not_livestock") for t in results[len(pages):])
+    assert all(t.condition is None for t in results[len(pages):])

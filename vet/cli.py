@@ -33,15 +33,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _table(rows: list, lang: str) -> str:
-    head = ["file", "status", "species", "condition", "conf", "urgency", "top-3"]
+    """A readable table: notifiable suspicions first, with a banner line above them."""
+    from vet.ui import herd_order, notifiable, why_uncertain
+
+    head = ["file", "status", "species", "condition", "conf", "urgency", "why uncertain",
+            "top-3"]
+    ordered = herd_order(rows)
     body = []
-    for t in rows:
+    for t in ordered:
         top = ", ".join(f"{d['label']} {d['p']:.0%}" for d in t.top)
         conf = f"{t.confidence:.0%}" if t.confidence is not None else "-"
-        body.append([t.file, t.status, t.species or "-", t.condition or "-", conf,
-                     t.urgency or "-", top or (t.reason or "-")])
+        body.append([("!! " if notifiable(t) else "") + t.file, t.status, t.species or "-",
+                     t.condition or "-", conf, t.urgency or "-",
+                     why_uncertain(t, lang) or "-", top or (t.reason or "-")])
     widths = [min(48, max(len(h), *(len(r[i]) for r in body))) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
+    lines = []
+    hits = [t for t in ordered if notifiable(t)]
+    if hits:
+        lines.append(f"!! NOTIFIABLE DISEASE SUSPECTED in {len(hits)} photo(s): isolate, stop all "
+                     "animal movement, call the official veterinarian"
+                     if lang == "en" else
+                     f"!! POSIBLE ENFERMEDAD DE DECLARACIÓN OBLIGATORIA en {len(hits)} foto(s): "
+                     "aísle, detenga todo movimiento de animales, llame al veterinario oficial")
+    lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     lines += ["  ".join(str(c)[-w:].ljust(w) if i == 0 else str(c).ljust(w)
                         for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in body]
     if rows:

@@ -49,6 +49,8 @@ class Item:
     label: str
     group: str
     traceable: bool = True  # False for classes that exist only as augmented copies
+    source: str = ""
+    species: str = "cattle"
 
 
 # ----------------------------------------------------------------------------- data
@@ -69,21 +71,37 @@ def _group_of(raw: str) -> str:
     return re.sub(r"_aug_\d+(\.\w+)?$", "", raw)
 
 
-def collect(source: str | Path) -> list[Item]:
-    """Items from a labels CSV or a folder-per-class layout."""
+def collect(source: str | Path | list[str | Path]) -> list[Item]:
+    """Items from labels CSVs or a folder-per-class layout.
+
+    Rows marked ``use=measure`` (sources without a licence) are never returned:
+    they may be measured on, not trained on.
+    """
+    if isinstance(source, (list, tuple)):
+        return [it for src in source for it in collect(src)]
     source = Path(source)
     if source.is_dir() and (source / "labels.csv").is_file():
         source = source / "labels.csv"
     if source.is_file():
-        items = []
+        items, measure_only = [], 0
         with source.open(newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
+                if row.get("use", "train") != "train":
+                    measure_only += 1
+                    continue
                 path = _resolve(source.parent, row["file"])
-                group = row.get("source_group") or path.stem
+                group = _group_of(row.get("source_group") or path.stem)
+                repo = row.get("source_repo", "")
                 items.append(
-                    Item(path, row["label"], _group_of(group),
-                         row.get("augmented_only_class", "0") in ("0", "", "false", "False"))
+                    Item(path, row["label"], f"{repo}:{group}" if repo else group,
+                         row.get("augmented_only_class", "0") in ("0", "", "false", "False"),
+                         repo or source.parent.name,
+                         {"": "cattle", "unknown": "cattle"}.get(row.get("species", ""),
+                                                                 row.get("species", "")))
                 )
+        if measure_only:
+            print(f"{source}: left out {measure_only} rows marked use=measure (no licence to "
+                  "train on)", file=sys.stderr)
         return items
     if source.is_dir():
         items = []
@@ -118,6 +136,48 @@ def assign_folds(items: list[Item], n_folds: int, seed: int = 0) -> np.ndarray:
             load[f] += len(groups[g])
             folds[groups[g]] = f
     return folds
+
+
+def merge_duplicate_groups(items: list[Item]) -> int:
+    """Put photos that appear in two sources into one source group; returns the merges.
+
+    Without this a photo shared by two repositories can sit on both sides of a
+    split and inflate the held-out numbers.
+    """
+    from vet.dedup import near_pairs, phash
+
+    if len({it.source for it in items}) < 2:
+        return 0
+    hashes = [phash(it.path) for it in tqdm(items, desc="hashing for duplicates", unit="img")]
+    parent = {it.group: it.group for it in items}
+
+    def root(g: str) -> str:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    merged = 0
+    for i, j in near_pairs(hashes, hashes):
+        a, b = items[i], items[j]
+        if a.source != b.source and root(a.group) != root(b.group):
+            parent[root(b.group)] = root(a.group)
+            merged += 1
+    for it in items:
+        it.group = root(it.group)
+    return merged
+
+
+def drop_rare_classes(items: list[Item], min_groups: int) -> list[Item]:
+    """Leave out classes with fewer source groups than a split can hold."""
+    groups: dict[str, set[str]] = defaultdict(set)
+    for it in items:
+        groups[it.label].add(it.group)
+    rare = sorted(c for c, g in groups.items() if len(g) < min_groups)
+    if rare:
+        print(f"leaving out classes with fewer than {min_groups} source groups: "
+              + ", ".join(f"{c} ({len(groups[c])})" for c in rare), file=sys.stderr)
+    return [it for it in items if it.label not in rare]
 
 
 # ----------------------------------------------------------------------------- cache
@@ -247,8 +307,13 @@ def train_fold(
     lr: float,
     seed: int,
     desc: str,
+    answer: list[str] | None = None,
 ):
-    """Fine-tune blocks ``branch_from`` on; keep the epoch with the best validation macro-F1."""
+    """Fine-tune blocks ``branch_from`` on; keep the epoch with the best validation macro-F1.
+
+    The macro-F1 that picks the epoch is over the answer labels, decided among them:
+    the auxiliary (augmented-only) classes are noisy and are never answered.
+    """
     from vet.convert import vet_model_from_imagenet
 
     torch.manual_seed(seed)
@@ -297,8 +362,10 @@ def train_fold(
             bar.update(1)
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
         vlogits = predict_logits(model, feats, val_idx, branch_from)
-        rep = per_class_report(y[val_idx], vlogits.argmax(1).numpy(), labels)
-        score = macro_f1(rep, labels)
+        ai = [labels.index(c) for c in (answer or labels)]
+        vm = np.isin(y[val_idx], ai)
+        pred = np.array(ai)[vlogits[vm][:, ai].argmax(1).numpy()]
+        score = macro_f1(per_class_report(y[val_idx][vm], pred, labels), answer or labels)
         bar.write(f"{desc} epoch {epoch + 1}: val macro-F1 {score:.4f}")
         if score > best[0]:
             best = (score, {k: v.detach().clone() for k, v in model.state_dict().items()}, epoch)
@@ -325,7 +392,9 @@ def predict_logits(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vet.train", description=__doc__.split("\n")[0])
-    ap.add_argument("data", help="labels CSV or folder with one sub-folder per class")
+    ap.add_argument("data", nargs="+",
+                    help="labels CSV(s) or a folder with one sub-folder per class; rows "
+                         "marked use=measure are left out")
     ap.add_argument("-o", "--output", required=True, help="model folder to write")
     ap.add_argument("--folds", type=int, default=5, help="group folds (default 5)")
     ap.add_argument("--test-fold", type=int, default=0)
@@ -341,13 +410,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="classes whose photos are all augmented copies: train on them but "
                          "never answer them (aux, default), treat them as normal classes "
                          "(train), or leave them out (drop)")
+    ap.add_argument("--min-groups", type=int, default=5,
+                    help="leave out classes with fewer source groups (default 5; the shipped "
+                         "model used 20)")
+    ap.add_argument("--ood-dim", type=int, default=64,
+                    help="dimensions of the open-set (Mahalanobis) statistics (0 = none)")
     ap.add_argument("--cache-dir", default="/tmp/vet_cache")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    items = collect(args.data)
+    items = collect(args.data if len(args.data) > 1 else args.data[0])
+    merged = merge_duplicate_groups(items)
+    if merged:
+        print(f"{merged} photos found in two sources: their source groups were merged",
+              file=sys.stderr)
+    items = drop_rare_classes(items, args.min_groups)
     labels = sorted({it.label for it in items})
     if len(labels) < 2:
         raise SystemExit("need at least two classes")
@@ -389,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         te = np.where(folds == test_fold)[0]
         model, val_f1, best_epoch = train_fold(
             cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
-            f"fold {test_fold}",
+            f"fold {test_fold}", answer,
         )
         vlog = predict_logits(model, cache["feats"], va, args.branch_from)
         tlog = predict_logits(model, cache["feats"], te, args.branch_from)
@@ -438,16 +517,27 @@ def main(argv: list[str] | None = None) -> int:
                                    np.where((folds != args.test_fold) & (folds != val_fold))[0],
                                    np.where(folds == val_fold)[0], args.seed)
     res["prototype_threshold"] = threshold
+    ood = None
+    if args.ood_dim:
+        ood = open_set_stats(model, cache["feats"], args.branch_from,
+                             np.where((folds != args.test_fold) & (folds != val_fold))[0],
+                             np.where(folds == val_fold)[0], y, args.ood_dim)
+        res["ood_threshold"] = ood["threshold"]
+    res["per_source"] = per_source_report(model, cache["feats"], te, y, items, labels, answer,
+                                          args.branch_from)
     save_model(model, labels, args.branch_from, res["temperature"], args.size, out,
-               protos, threshold, answer)
+               protos, threshold, answer, ood)
     gate_stats = _gate_stats(cache["ref_probs"][te].float())
     report = {
-        "data": str(args.data), "labels": labels, "core_labels": core,
+        "data": " ".join(map(str, args.data)), "labels": labels, "core_labels": core,
+        "duplicate_merges": merged,
+        "n_by_source": dict(Counter(it.source for it in items)),
         "answer_labels": answer, "augmented_only": args.augmented_only,
         "split": f"{args.folds} folds grouped by source_group (Roboflow _aug_N suffix stripped), "
                  f"balanced per class; test fold {args.test_fold}, "
                  f"validation fold {(args.test_fold + 1) % args.folds}",
-        "folds": args.folds, "branch_from": args.branch_from, "image_size": args.size,
+        "folds": args.folds, "min_groups": args.min_groups,
+        "branch_from": args.branch_from, "image_size": args.size,
         "epochs": args.epochs,
         "lr": args.lr, "seed": args.seed, "shipped": res,
         "cv": [{k: v for k, v in r.items() if k != "all_labels_decision"} for r in cv],
@@ -457,9 +547,28 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.time() - t0, 1),
     }
     (out / "metrics.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    write_test_split(out / "test_split.csv", [items[i] for i in te])
     (out / "README.md").write_text(model_card(report), encoding="utf-8")
     print_report(report)
     return 0
+
+
+def write_test_split(path: Path, items: list[Item]) -> None:
+    """The held-out test photos, so tests and benches reuse them without re-splitting.
+
+    Paths are relative to the folder that holds every data source (for the shared
+    data: ``livestock/``).
+    """
+    import os
+
+    common = Path(os.path.commonpath([str(it.path.parent) for it in items])) if items else Path()
+    if common.name not in ("", "livestock") and common.parent.name == "livestock":
+        common = common.parent
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["file", "label", "source", "group"])
+        for it in items:
+            w.writerow([it.path.relative_to(common).as_posix(), it.label, it.source, it.group])
 
 
 def _gate_stats(ref_probs: torch.Tensor) -> dict[str, float]:
@@ -498,9 +607,79 @@ def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
     return protos, float(torch.quantile(sims, 0.02))
 
 
+def pooled_features(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
+                    ) -> torch.Tensor:
+    """The fine-tuned branch's pooled features (what the open-set statistics live on)."""
+    model.eval()
+    outs = []
+    with torch.inference_mode():
+        for s in range(0, len(idx), 128):
+            i = torch.from_numpy(idx[s: s + 128])
+            outs.append(model.forward_from_block(feats[i].float(), branch_from)[1])
+    return torch.cat(outs)
+
+
+def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                   val_idx: np.ndarray, y: np.ndarray, dim: int, shrink: float = 0.1,
+                   keep: float = 0.95) -> dict:
+    """Class-conditional Gaussians with a shared covariance on the training features.
+
+    Projected on the top ``dim`` principal directions and whitened, so the model
+    stores a (1280, dim) projection and one mean per class. The threshold keeps
+    ``keep`` of the validation photos (in-distribution by construction): it is set
+    without looking at any out-of-distribution photo.
+    """
+    tr = pooled_features(model, feats, train_idx, branch_from).double()
+    dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
+    center = tr.mean(0)
+    _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
+    proj = vt[:dim].T
+    z = (tr - center) @ proj
+    yt = torch.from_numpy(y[train_idx])
+    classes = sorted(set(yt.tolist()))
+    means = torch.stack([z[yt == k].mean(0) for k in classes])
+    resid = z - means[torch.searchsorted(torch.tensor(classes), yt)]
+    cov = resid.T @ resid / len(z)
+    cov = (1 - shrink) * cov + shrink * torch.trace(cov) / dim * torch.eye(dim, dtype=cov.dtype)
+    # precision = L L^T, so |(x - m) L|^2 is the Mahalanobis distance.
+    chol = torch.linalg.cholesky(torch.linalg.inv(cov))
+    proj_w, means_w = proj @ chol, means @ chol
+    va = pooled_features(model, feats, val_idx, branch_from).double()
+    dist = (torch.cdist((va - center) @ proj_w, means_w) ** 2).min(-1).values
+    return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
+            "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,
+            "dim": dim, "shrink": shrink}
+
+
+def _attach_open_set(full, ood: dict) -> None:
+    full.config.ood_dim = ood["dim"]
+    full.config.ood_classes = len(ood["classes"])
+    full.register_buffer("ood_center", ood["center"].clone())
+    full.register_buffer("ood_projection", ood["projection"].clone())
+    full.register_buffer("ood_means", ood["means"].clone())
+    full.config.ood_threshold = ood["threshold"]
+    full.config.ood_keep = ood["keep"]
+
+
+def per_source_report(model, feats: torch.Tensor, te: np.ndarray, y: np.ndarray,
+                      items: list[Item], labels: list[str], answer: list[str],
+                      branch_from: int) -> dict:
+    """Held-out accuracy per source repository (decided among the answer labels)."""
+    ai = [labels.index(c) for c in answer]
+    te = te[np.isin(y[te], ai)]
+    pred = np.array(ai)[predict_logits(model, feats, te, branch_from)[:, ai].argmax(1).numpy()]
+    out = {}
+    for src in sorted({items[i].source for i in te}):
+        m = np.array([items[i].source == src for i in te])
+        rep = per_class_report(y[te][m], pred[m], labels)
+        out[src] = {"n": int(m.sum()), "accuracy": float((pred[m] == y[te][m]).mean()),
+                    "per_class": {c: rep[c] for c in answer if rep[c]["support"]}}
+    return out
+
+
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
-               answer: list[str] | None = None) -> None:
+               answer: list[str] | None = None, ood: dict | None = None) -> None:
     """Write the fine-tuned model with the ImageNet reference tail, stored as float16."""
     from vet.convert import vet_model_from_imagenet
 
@@ -514,6 +693,9 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
     full.config.calibration_temperature = temperature
     full.config.answer_labels = list(answer or labels)
     full.config.image_size = size
+    if ood is not None:
+        _attach_open_set(full, ood)
+    full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
     full.half().save_pretrained(out, safe_serialization=True)
     (out / "preprocessor_config.json").write_text(json.dumps({
@@ -558,7 +740,7 @@ tags: [efficientnet-lite, livestock, veterinary, screening]
 
 # Vet Scanner condition model (EfficientNet-Lite0)
 
-Screening aid for cattle photos, **not a diagnosis**: always confirm with a veterinarian.
+Screening aid for livestock photos, **not a diagnosis**: always confirm with a veterinarian.
 
 Loads with `AutoModelForImageClassification.from_pretrained(folder)` after `import vet`
 (the architecture is `vet/modeling_efficientnet_lite.py`). Weights are stored in float16;
@@ -568,7 +750,11 @@ Outputs: `logits` over {len(report['labels'])} trained conditions; the triage ke
 columns in `config.answer_labels` and divides them by the calibrated
 `config.calibration_temperature` = {res['temperature']:.3f} before the softmax; and
 `reference_logits`, the untouched ImageNet-1k head used for the not-livestock gate and the
-species guess.
+species guess; and `ood_distance`, the squared Mahalanobis distance of the condition
+features to the nearest training class (class means and a shared covariance, whitened
+into `ood_projection` / `ood_means`); above `config.ood_threshold`
+({res.get('ood_threshold', float('nan')):.1f}, the 95th percentile of the validation photos)
+the triage answers `uncertain`. Batch norms are folded into the convolutions.
 
 ## How it was made
 `python -m vet.train {report['data']} -o MODEL_DIR` (seed {report['seed']},
@@ -581,9 +767,11 @@ class-balanced weights; mirrored feature maps are the only augmentation. The fro
 (blocks {report['branch_from']} to 15 + 1000-way head) is kept as a second branch.
 
 ## Data and split
-Cattle condition photos (Roboflow export of vedantborse-ai/Cattle-Disease-Prediction-Model,
-MIT): {', '.join(report['labels'])}. The photos are augmented copies of fewer originals,
-so the split is {report['split']}. Training {res['n_train']}, validation {res['n_val']}
+{report['data']}: rows marked `use=measure` are left out, photos found in two sources
+(perceptual hash) share one source group ({report.get('duplicate_merges', 0)} merges).
+Photos per source: {report.get('n_by_source', {})}. Classes: {', '.join(report['labels'])}.
+The photos are augmented copies of fewer originals, so the split is {report['split']}.
+Training {res['n_train']}, validation {res['n_val']}
 (early stopping and temperature scaling), held-out test {res['n_test']} photos; no source
 group is on two sides. Traceable classes: {', '.join(report['core_labels'])}; the
 others exist only as augmented copies (their groups are rebuilt from the `_aug_N` file
@@ -602,16 +790,17 @@ fitted on the validation fold).
 {extra}
 {cv}
 ## Limits
-- Cattle only, web photos; no foot-and-mouth class (the triage table has its advice).
+- Web photos; cattle conditions, plus foot-and-mouth disease in cattle, pigs, sheep and
+  goats from few licensed photos (see the FMD numbers and their small-sample caveat).
 - A screening aid: it cannot see fever, milk, smell or history. See a vet.
-- Only the answer classes are ever reported; a photo of another condition (ringworm,
-  lice, dermatophilosis, foot-and-mouth...) is forced into one of them.
 - The not-livestock gate and species come from the ImageNet head, which has no goat class.
 
 ## Licenses
-Code Apache-2.0 (this project); backbone weights Apache-2.0; training photos MIT. The
-farm-species photos used to *measure* species accuracy have no license and were never
-used for training.
+Code Apache-2.0 (this project); backbone weights Apache-2.0. Training photos:
+vedantborse-ai/Cattle-Disease-Prediction-Model (MIT), tleeds1/Cattle-disease-detection-app
+(Apache-2.0), shubh-07-lk/Detection-of-FMDV-using-Computer-Vision-Algorithm (CC BY 4.0,
+attribution: shubh-07-lk). The farm-species photos and the `use=measure` rows used to
+*measure* have no licence and were never used for training.
 """
 
 

@@ -8,19 +8,14 @@ The app wires these to components: ``label`` -> gr.Label, ``badge`` and
 from __future__ import annotations
 
 import html
-import os
 from pathlib import Path
 from typing import Any
 
 from vet.pipeline import Triage, table, triage, triage_many
 
-# Photos from held-out source groups (test fold 0) of the conditions data set.
-_EXAMPLES = (
-    "livestock/conditions/lumpy_skin/00450f3e7622c1ff.jpg",
-    "livestock/conditions/healthy/01f8946aa93fd1f9.jpg",
-    "livestock/conditions/pinkeye/0044a0d9d2ad2386.jpg",
-    "livestock/conditions/mastitis/01461284c225134b.jpg",
-)
+# Small photos shipped in the repository (licensed rows, held-out source groups of the
+# shipped model; credits in vet/examples/CREDITS.md), so a Space has examples too.
+EXAMPLES_DIR = Path(__file__).with_name("examples")
 _STATUS = {
     "ok": {"en": "OK", "es": "OK"},
     "uncertain": {"en": "Uncertain", "es": "Incierto"},
@@ -29,18 +24,9 @@ _STATUS = {
 }
 
 
-def shared_data_dir() -> Path:
-    """``BORDE_SHARED_DATA`` or ``../shared/data`` next to the repository."""
-    env = os.environ.get("BORDE_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
 def example_photos() -> list[str]:
-    """A few real photos for gr.Examples; [] where the shared data is not mounted."""
-    root = shared_data_dir()
-    return [str(root / rel) for rel in _EXAMPLES if (root / rel).is_file()]
+    """The shipped example photos for gr.Examples (sorted by file name)."""
+    return [str(p) for p in sorted(EXAMPLES_DIR.glob("*.jpg"))]
 
 
 def _lang(lang: str) -> str:
@@ -94,7 +80,7 @@ def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) ->
                    disclaimer=dict(table()["disclaimer"]))
     else:
         t = triage(image, model=model, heatmap=True)
-    label = {condition_name(d["label"], lang): d["p"] for d in t.top}
+    label = {condition_name(d["label"], lang): d["p"] for d in t.top} if t.condition else {}
     return {"label": label, "badge": urgency_badge(t, lang), "advice": advice_markdown(t, lang),
             "heatmap": t.heatmap, "status": t.status, "result": t.to_json()}
 
@@ -102,22 +88,94 @@ def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) ->
 def table_headers(lang: str = "en") -> list[str]:
     """Column names for :func:`triage_many_for_ui` rows."""
     if _lang(lang) == "es":
-        return ["foto", "estado", "especie", "enfermedad", "confianza", "urgencia", "consejo"]
-    return ["photo", "status", "species", "condition", "confidence", "urgency", "advice"]
+        return ["foto", "estado", "especie", "enfermedad", "confianza", "urgencia",
+                "por qué incierto", "consejo"]
+    return ["photo", "status", "species", "condition", "confidence", "urgency",
+            "why uncertain", "advice"]
 
 
-def triage_many_for_ui(paths: list[Any], lang: str = "en",
-                       model: str | None = None) -> list[list]:
-    """Rows for a herd results table, in :func:`table_headers` order."""
+_URGENCY_RANK = {"emergency-notifiable": 0, "today": 1, "soon": 2, "routine": 3}
+
+
+def notifiable(t: Triage) -> bool:
+    """A suspicion of a notifiable disease, sure or not (status ok or uncertain)."""
+    info = table()["conditions"].get(t.condition or "", {})
+    return t.status in ("ok", "uncertain") and bool(info.get("notifiable"))
+
+
+def herd_order(results: list[Triage]) -> list[Triage]:
+    """Notifiable suspicions first, then by urgency; otherwise the upload order."""
+    def key(it: tuple[int, Triage]) -> tuple:
+        i, t = it
+        return (not notifiable(t), t.status != "ok" if notifiable(t) else 0,
+                _URGENCY_RANK.get(t.urgency or "", 4), i)
+
+    return [t for _, t in sorted(enumerate(results), key=key)]
+
+
+def why_uncertain(t: Triage, lang: str = "en") -> str:
+    """The farmer-facing reason for an ``uncertain`` row (empty otherwise)."""
+    if t.status != "uncertain" or not t.reason:
+        return ""
+    es = _lang(lang) == "es"
+    r = t.reason
+    if r.startswith("possible foot-and-mouth"):
+        return ("posible fiebre aftosa: llame al veterinario" if es
+                else "possible foot-and-mouth disease: call the vet")
+    if r.startswith("unlike the training photos"):
+        return ("la foto no se parece a las fotos de entrenamiento" if es
+                else "photo unlike the photos the model learned from")
+    if r.startswith("low confidence"):
+        return f"confianza baja{r[len('low confidence'):]}" if es else r
+    if r.startswith("no sign of the conditions it can screen"):
+        return ("sin signos de lo que puede revisar en esta especie" if es
+                else "no sign of what it can screen in this species")
+    if "no condition can be screened" in r:
+        return ("especie que el escáner no puede revisar" if es
+                else "a species the scanner cannot screen")
+    return r
+
+
+def herd_alert(results: list[Triage]) -> str:
+    """A red banner, in English and Spanish, naming the photos with a notifiable suspicion."""
+    hits = [t for t in results if notifiable(t)]
+    if not hits:
+        return ""
+    names = ", ".join(html.escape(Path(t.file).name) for t in hits)
+    en = (f"Possible notifiable disease in {len(hits)} photo(s): {names}. Isolate those "
+          "animals, stop all animal movement and call the official veterinarian now.")
+    es = (f"Posible enfermedad de declaración obligatoria en {len(hits)} foto(s): {names}. "
+          "Aísle esos animales, detenga todo movimiento de animales y llame ya al "
+          "veterinario oficial.")
+    return ('<div id="vet-herd-alert" style="background:#c62828;color:#fff;padding:10px 14px;'
+            f'border-radius:8px;font-weight:600">⚠ {en}<br>⚠ {es}</div>')
+
+
+def herd_rows(results: list[Triage], lang: str = "en") -> list[list]:
+    """Rows in :func:`table_headers` order, notifiable suspicions first."""
     lang = _lang(lang)
-    files = [getattr(p, "name", p) for p in (paths or [])]
     rows = []
-    for t in triage_many(files, model=model, policy="release"):
+    for t in herd_order(results):
         urg = table()["urgency"][t.urgency][lang] if t.urgency else ""
         rows.append([
             Path(t.file).name, _STATUS[t.status][lang], t.species or "",
             condition_name(t.condition, lang) if t.condition else "",
             round(t.confidence, 3) if t.confidence is not None else None, urg,
-            t.advice.get(lang, "") or (t.reason or ""),
+            why_uncertain(t, lang), t.advice.get(lang, "") or (t.reason or ""),
         ])
     return rows
+
+
+def triage_many_for_ui(paths: list[Any], lang: str = "en",
+                       model: str | None = None) -> dict[str, Any]:
+    """A herd for the tab: ``{"rows", "headers", "alert", "red"}``.
+
+    ``red`` holds the indices of rows with a notifiable suspicion (always the
+    first rows), for the app to colour.
+    """
+    files = [getattr(p, "name", p) for p in (paths or [])]
+    results = triage_many(files, model=model, policy="release")
+    ordered = herd_order(results)
+    return {"rows": herd_rows(results, lang), "headers": table_headers(lang),
+            "alert": herd_alert(results),
+            "red": [i for i, t in enumerate(ordered) if notifiable(t)]}

@@ -1,0 +1,115 @@
+"""The triage rules on given model outputs: species scope, FMD first, open set, herd order.
+
+No model is loaded: ``decide`` gets probabilities as the model would hand them
+over, so each rule is checked on its own and quickly.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from vet.pipeline import FMD_ALERT, MIN_CONFIDENCE, Triage, decide, screenable, table
+from vet.ui import herd_alert, herd_order, herd_rows, notifiable, why_uncertain
+
+LABELS = ["fmd", "healthy", "lumpy_skin", "mastitis", "pinkeye"]
+HOG, OX, HEN, MASK = 341, 345, 8, 643
+
+
+def imagenet(**mass: float) -> torch.Tensor:
+    """ImageNet probabilities with the given mass on named classes, the rest spread out."""
+    idx = {"hog": HOG, "ox": OX, "hen": HEN, "mask": MASK}
+    p = torch.zeros(1000)
+    for k, v in mass.items():
+        p[idx[k]] = v
+    rest = 1.0 - float(p.sum())
+    others = [i for i in range(1000) if p[i] == 0 and i not in range(339, 356)
+              and i not in (7, 8, 97, 98, 99, 603, 690)]
+    p[others] = rest / len(others)
+    return p
+
+
+def probs(**p: float) -> list[float]:
+    left = (1.0 - sum(p.values())) / (len(LABELS) - len(p))
+    return [p.get(c, left) for c in LABELS]
+
+
+def run(cond, ref, sim=0.9, dist=10.0) -> Triage:
+    return decide("x.jpg", cond, LABELS, ref, sim, 0.5, dist, 100.0)
+
+
+def test_every_condition_lists_its_species_and_fmd_covers_four():
+    conds = table()["conditions"]
+    assert all(c.get("species") for c in conds.values())
+    assert set(conds["fmd"]["species"]) == {"cow", "pig", "sheep", "goat"}
+    assert conds["fmd"]["urgency"] == "emergency-notifiable" and conds["fmd"]["notifiable"]
+    assert conds["mastitis"]["species"] == ["cow"]
+    assert screenable("pig", LABELS) == ["fmd"] and screenable("chicken", LABELS) == []
+
+
+def test_a_pig_never_gets_a_cattle_only_condition_however_sure_the_head_is():
+    for ref in (imagenet(hog=0.9), imagenet(hog=0.3, ox=0.1)):
+        t = run(probs(mastitis=0.97), ref)
+        assert t.condition != "mastitis"
+        assert {d["label"] for d in t.top} <= {"fmd"}
+        assert t.status == "uncertain"
+        if t.species == "pig":
+            assert "pigs the scanner can screen" in t.advice["en"]
+            assert "fiebre aftosa" in t.advice["es"].lower()
+
+
+def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages():
+    t = run(probs(fmd=0.9), imagenet(hog=0.8))
+    assert (t.status, t.condition, t.urgency) == ("ok", "fmd", "emergency-notifiable")
+    en, es = t.advice["en"].lower(), t.advice["es"].lower()
+    for word in ("isolate", "stop all animal movement", "do not visit other farms",
+                 "official veterinarian"):
+        assert word in en
+    for word in ("aísle", "movimiento", "no visite otras granjas", "veterinario oficial"):
+        assert word in es
+
+
+def test_a_real_chance_of_fmd_withholds_a_confident_non_notifiable_answer():
+    t = run(probs(mastitis=0.7, fmd=FMD_ALERT + 0.02), imagenet(mask=0.5))
+    assert t.status == "uncertain" and t.condition == "fmd"
+    assert t.urgency == "emergency-notifiable"
+    assert "foot-and-mouth" in t.advice["en"] and "call the vet" in t.advice["en"]
+    assert "fiebre aftosa" in t.advice["es"]
+    assert why_uncertain(t, "en").startswith("possible foot-and-mouth")
+    # Below the alert level the cattle answer stands.
+    t = run(probs(mastitis=0.85, fmd=FMD_ALERT / 2), imagenet(mask=0.5))
+    assert (t.status, t.condition) == ("ok", "mastitis")
+
+
+def test_a_photo_unlike_the_training_photos_is_uncertain_with_a_plain_reason():
+    t = run(probs(pinkeye=0.95), imagenet(ox=0.6), dist=500.0)
+    assert t.status == "uncertain" and t.condition is None and not t.top
+    assert "unlike the photos the model learned from" in t.advice["en"]
+    assert "no se parece" in t.advice["es"]
+    assert "Take another photo" in t.advice["en"]
+    assert why_uncertain(t, "en") == "photo unlike the photos the model learned from"
+
+
+def test_low_confidence_is_uncertain_and_a_chicken_gets_the_species_scope():
+    t = run(probs(pinkeye=MIN_CONFIDENCE - 0.1, healthy=0.3), imagenet(ox=0.6))
+    assert t.status == "uncertain" and t.reason.startswith("low confidence")
+    t = run(probs(healthy=0.9), imagenet(hen=0.9))
+    assert t.status == "uncertain" and t.species == "chicken" and t.condition is None
+    assert "cannot screen chickens" in t.advice["en"]
+
+
+def test_herd_puts_notifiable_suspicions_first_in_red_in_both_languages():
+    ok_healthy = run(probs(healthy=0.9), imagenet(ox=0.7))
+    fmd_maybe = run(probs(mastitis=0.6, fmd=0.3), imagenet(mask=0.4))
+    pinkeye = run(probs(pinkeye=0.9), imagenet(ox=0.4))
+    lumpy = run(probs(lumpy_skin=0.9), imagenet(ox=0.7))
+    for t, name in zip((ok_healthy, fmd_maybe, pinkeye, lumpy), "abcd", strict=True):
+        t.file = f"{name}.jpg"
+    herd = [ok_healthy, fmd_maybe, pinkeye, lumpy]
+    assert [notifiable(t) for t in herd] == [False, True, False, True]
+    assert [t.file for t in herd_order(herd)] == ["d.jpg", "b.jpg", "c.jpg", "a.jpg"]
+    rows = herd_rows(herd, "es")
+    assert rows[0][0] == "d.jpg" and rows[1][6].startswith("posible fiebre aftosa")
+    banner = herd_alert(herd)
+    assert "#c62828" in banner and "b.jpg" in banner and "d.jpg" in banner
+    assert "official veterinarian" in banner and "veterinario oficial" in banner
+    assert herd_alert([ok_healthy, pinkeye]) == ""
