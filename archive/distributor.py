@@ -42,6 +42,7 @@ import math
 import os
 import resource
 import shutil
+import socket
 import sys
 import time
 import uuid
@@ -238,24 +239,41 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
     except ArchiveError as exc:
         error = str(exc)
         Path(str(pending) + ".partial").unlink(missing_ok=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return UnitResult(unit.k, None if error else str(pending), error, os.getpid(), peak)
+    return UnitResult(unit.k, None if error else str(pending), error, os.getpid(), peak_rss_mb())
 
 
-class Tracker:
-    """A Ray actor the tasks tell how many pages they have done, for the driver's bar."""
+def _tracker_class() -> type:
+    """A Ray actor the tasks tell how many pages they have done, for the driver's bar.
 
-    def __init__(self) -> None:
-        self.done: dict[int, int] = {}
+    Defined here so that it is pickled by value: its process imports Ray, not the archive.
+    """
 
-    def report(self, k: int, done: int) -> None:
-        self.done[k] = max(self.done.get(k, 0), done)
+    class Tracker:
+        def __init__(self) -> None:
+            self.done: dict[int, int] = {}
 
-    def forget(self, k: int) -> None:
-        self.done.pop(k, None)
+        def report(self, k: int, done: int) -> None:
+            self.done[k] = max(self.done.get(k, 0), done)
 
-    def pages(self) -> dict[int, int]:
-        return self.done
+        def forget(self, k: int) -> None:
+            self.done.pop(k, None)
+
+        def pages(self) -> dict[int, int]:
+            return self.done
+
+    return Tracker
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM, which, unlike ru_maxrss, a fork+exec does not inherit."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --- reading a part back, and replaying its de-duplication ------------------------------
@@ -358,6 +376,7 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
         return True
     if num_cpus is not None:
         raise ArchiveError("--workers is for one machine; a cluster's own CPUs decide")
+    _check_reachable(address)
     import archive
 
     env = {k: v for k, v in os.environ.items() if k.startswith("BORDE_")}
@@ -367,6 +386,18 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ArchiveError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     return True
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds, not minutes, on a HOST:PORT nobody answers (Ray retries for long)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", or a form Ray itself will explain
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as exc:
+        raise ArchiveError(f"cannot reach the Ray cluster at {address}: "
+                           f"{exc.strerror or exc}") from None
 
 
 def _tally(report: CollectionReport, part: Path) -> int:
@@ -422,13 +453,13 @@ def _check_job(out_dir: Path, card: dict, overwrite: bool) -> None:
     if overwrite:
         for f in [*parts, out_dir / SUCCESS, out_dir / MANIFEST, job]:
             f.unlink(missing_ok=True)
-    elif old is not None and json.loads(old) != card:
+    elif parts and old is not None and json.loads(old) != card:
         raise ArchiveError(f"{out_dir} holds parts of another job (other PDFs, options or "
                            "archive code): use an empty folder, or --overwrite to start over")
     elif old is None and parts:
         raise ArchiveError(f"{out_dir} holds parts of an unknown job: use an empty folder, "
                            "or --overwrite to start over")
-    if overwrite or old is None:
+    if overwrite or old is None or not parts:
         _write_atomic(job, (json.dumps(card, indent=1) + "\n").encode())
 
 
@@ -473,7 +504,7 @@ def build_collection(
             sched.close()
             _clean(out)  # after the tasks are gone: none of them writes here any more
         _merge_manifests(out, report.parts)
-        report.driver_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        report.driver_peak_rss_mb = round(peak_rss_mb(), 1)
         _write_atomic(done, report.to_json().encode())
     return report
 
@@ -501,7 +532,7 @@ class _Scheduler:
             self.start_s = time.perf_counter() - t0
             self.ray = ray
             self.task = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(build_unit)
-            self.tracker = ray.remote(num_cpus=0)(Tracker).remote()
+            self.tracker = ray.remote(num_cpus=0)(_tracker_class()).remote()
             self.pending_dir.mkdir(exist_ok=True)
         return self.ray
 
@@ -626,18 +657,20 @@ def main(inputs: list[str], out: str, address: str, part_pages: int | None,
         bar.refresh()
 
     try:
-        report = build_collection(inputs, out, address, part_pages or PART_PAGES, workers,
-                                  progress=follow, **options)
+        try:
+            report = build_collection(inputs, out, address, part_pages or PART_PAGES, workers,
+                                      progress=follow, **options)
+        finally:
+            if bar is not None:
+                bar.close()
     except ArchiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"interrupted: the complete parts in {out} are kept; run the same command "
+        kept = len(list(Path(out).glob("part-*.zip")))
+        print(f"interrupted: {kept} complete part(s) kept in {out}; run the same command "
               "again to continue", file=sys.stderr)
         return 130
-    finally:
-        if bar is not None:
-            bar.close()
     print(report.summary())
     return 0
 

@@ -22,7 +22,8 @@ import psutil
 import pytest
 
 import archive
-from archive.distributor import build_collection
+from archive.dedup import Deduper
+from archive.distributor import build_collection, holds
 from archive.pipeline import source_names
 from bench.magazine import write_magazine_pdf
 from tests.pdf_factory import chapbook_pages, scans_pdf
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = {"size": 256}
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def ray_session():
     ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
     yield
@@ -94,7 +95,7 @@ def stats(out: Path) -> dict[str, tuple[int, int]]:
     return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in out.iterdir()}
 
 
-def test_parts_equal_the_single_machine_build(collection, reference, tmp_path):
+def test_parts_equal_the_single_machine_build(ray_session, collection, reference, tmp_path):
     out = tmp_path / "out"
     events = []
     report = build_collection(collection, out, part_pages=2, progress=events.append, **OPTIONS)
@@ -147,7 +148,8 @@ def _kill_one_running_task(out: Path, killed: list[int], stop: threading.Event) 
         time.sleep(0.01)
 
 
-def test_killed_worker_is_retried_and_the_result_is_identical(collection, reference, tmp_path):
+def test_killed_worker_is_retried_and_the_result_is_identical(ray_session, collection, reference,
+                                                             tmp_path):
     out = tmp_path / "out"
     killed: list[int] = []
     stop = threading.Event()
@@ -164,7 +166,8 @@ def test_killed_worker_is_retried_and_the_result_is_identical(collection, refere
     assert not (out / "_pending").exists()
 
 
-def test_interrupt_keeps_complete_parts_and_a_rerun_resumes(collection, reference, tmp_path):
+def test_interrupt_keeps_complete_parts_and_a_rerun_resumes(ray_session, collection, reference,
+                                                           tmp_path):
     out = tmp_path / "out"
 
     def interrupt(event):
@@ -195,6 +198,24 @@ def test_interrupt_keeps_complete_parts_and_a_rerun_resumes(collection, referenc
     assert proc.returncode == 0, proc.stderr
     assert "16 pages in 10 part(s)" in proc.stdout and "corrupt" in proc.stdout
     assert stats(out) == done
+
+
+def test_a_finished_part_holds_only_against_the_hashes_it_was_built_with(shared_data,
+                                                                       tmp_path):
+    """Resume replays a part's de-duplication: its own drops hold; an earlier copy of one
+    of its crops (an earlier unit that had failed, then succeeded) makes it stale."""
+    pages = chapbook_pages(shared_data)
+    pdf = scans_pdf(tmp_path / "c.pdf", [pages[0], pages[1], pages[0]])  # page 3 repeats 1
+    part = tmp_path / "part-00000.zip"
+    archive.build_dataset([pdf], part, **OPTIONS)
+    with zipfile.ZipFile(part) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+    kept = [r for r in rows if r["kept"] == "1"]
+    assert kept and any(r["reason"].startswith("duplicate of ") for r in rows)
+    assert holds(part, Deduper(), keep_duplicates=False)
+    earlier = Deduper()
+    earlier.add(kept[-1]["phash"], "images/earlier_p00001_f1.jpg")
+    assert not holds(part, earlier, keep_duplicates=False)
 
 
 def test_without_ray_the_cli_says_how_to_install_it(collection, tmp_path):
