@@ -229,9 +229,13 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
     opts = options | {"pages": unit.pages, "keep_duplicates": True, "workers": 1,
                       "resume": False, "overwrite": False, "scan_only": False}
 
-    def report(event) -> None:
-        if tracker is not None:
+    last = [0.0]
+
+    def report(event) -> None:  # a few calls a second, not one a page
+        now = time.monotonic()
+        if tracker is not None and (now - last[0] >= _POLL_S or event.done == event.total):
             tracker.report.remote(unit.k, event.done)
+            last[0] = now
 
     error = None
     try:
