@@ -40,6 +40,7 @@ import json
 import logging
 import math
 import os
+import re
 import resource
 import shutil
 import socket
@@ -195,11 +196,20 @@ def plan_units(paths: list[str | Path], opts: Options, part_pages: int = PART_PA
     return units, errors
 
 
+def _shipped() -> list:
+    """The project's modules a worker imports: the archive, and the SDXL buckets it sizes by."""
+    import archive
+    import buckets
+
+    return [archive, buckets]
+
+
 def _code_hash() -> str:
     """The archive code's fingerprint: parts built by other code must not be mixed in."""
     h = hashlib.sha256()
     here = Path(__file__).parent
-    for f in sorted([*here.glob("*.py"), *here.glob("*.json")]):
+    files = [*here.glob("*.py"), *here.glob("*.json"), here.parent / "buckets.py"]
+    for f in sorted(files):
         if f.name not in ("ui.py", "cli.py"):  # the tab and the argument parser cut no crop
             h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]
@@ -381,14 +391,14 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
     if num_cpus is not None:
         raise ArchiveError("--workers is for one machine; a cluster's own CPUs decide")
     _check_reachable(address)
-    import archive
-
     env = {k: v for k, v in os.environ.items() if k.startswith("BORDE_")}
     try:
-        ray.init(address=address, runtime_env={"py_modules": [archive], "env_vars": env},
+        ray.init(address=address, runtime_env={"py_modules": _shipped(), "env_vars": env},
                  **quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ArchiveError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
+        hint = ("" if os.environ.get("RAY_AUTH_MODE") else
+                " (a cluster with token authentication also needs RAY_AUTH_MODE=token here)")
+        raise ArchiveError(f"cannot join the Ray cluster at {address!r}: {exc}{hint}") from None
     return True
 
 
@@ -562,9 +572,7 @@ class _Scheduler:
         try:
             return ray.get(ref)
         except ray.exceptions.RayError as exc:
-            lines = str(exc).strip().splitlines()
-            why = lines[0] if lines else type(exc).__name__
-            return UnitResult(k, None, f"task failed ({why})"[:300], 0, 0.0)
+            return UnitResult(k, None, f"task failed ({_why(exc)})"[:300], 0, 0.0)
 
     def close(self) -> None:
         """Cancel what still runs (a Ctrl-C, an error) and leave Ray as we found it."""
@@ -630,6 +638,17 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
     report.ray_start_s = round(sched.start_s, 2)
 
 
+def _why(exc: BaseException) -> str:
+    """The innermost cause of a Ray error, on one line, without the terminal colours."""
+    for _ in range(5):
+        inner = getattr(exc, "cause", None) or getattr(exc, "client_exc", None)
+        if not isinstance(inner, BaseException) or inner is exc:
+            break
+        exc = inner
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 def _reseed(out: Path, parts: list[str], keep_duplicates: bool) -> Deduper:
     seen = Deduper()
     for name in parts:
@@ -676,5 +695,5 @@ def main(inputs: list[str], out: str, address: str, part_pages: int | None,
               "again to continue", file=sys.stderr)
         return 130
     print(report.summary())
-    return 0
+    return 1 if report.errors and not report.parts else 0  # nothing at all could be built
 
