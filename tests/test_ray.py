@@ -22,8 +22,10 @@ import psutil
 import pytest
 
 import archive
+from archive import distributor
 from archive.dedup import Deduper
 from archive.distributor import build_collection, holds
+from archive.errors import ArchiveError
 from archive.pipeline import source_names
 from bench.magazine import write_magazine_pdf
 from tests.pdf_factory import chapbook_pages, scans_pdf
@@ -35,7 +37,7 @@ OPTIONS = {"size": 256}
 
 @pytest.fixture(scope="module")
 def ray_session():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="warning")
     yield
     ray.shutdown()
 
@@ -198,6 +200,39 @@ def test_interrupt_keeps_complete_parts_and_a_rerun_resumes(ray_session, collect
     assert proc.returncode == 0, proc.stderr
     assert "16 pages in 10 part(s)" in proc.stdout and "corrupt" in proc.stdout
     assert stats(out) == done
+
+
+def flaky_build_unit(unit, options, pending_dir, tracker=None):
+    """``build_unit``, except that unit 1 fails while OUT_DIR holds a ``fail-unit-1`` file."""
+    if unit.k == 1 and (Path(pending_dir).parent / "fail-unit-1").exists():
+        raise ArchiveError("simulated failure")
+    return distributor.build_unit(unit, options, pending_dir, tracker)
+
+
+def test_a_part_built_after_a_failed_unit_is_rebuilt_when_that_unit_succeeds(
+        ray_session, shared_data, tmp_path, monkeypatch):
+    pages = chapbook_pages(shared_data)
+    pdfs = [scans_pdf(tmp_path / "chapbook.pdf", pages[:3]),
+            scans_pdf(tmp_path / "chapbook_reprint.pdf", pages[1:4])]  # reprints 2 and 3
+    reference = tmp_path / "ref.zip"
+    archive.build_dataset(pdfs, reference, **OPTIONS)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fail-unit-1").touch()
+    monkeypatch.setattr(distributor, "build_unit", flaky_build_unit)
+    # Units: chapbook 1-2, chapbook 3 (fails), reprint 1-2 (its page 2 is chapbook's 3), 3.
+    first = build_collection(pdfs, out, part_pages=2, **OPTIONS)
+    assert "simulated failure" in first.errors["chapbook"]
+    assert [p.name for p in parts(out)] == ["part-00000.zip", "part-00002.zip", "part-00003.zip"]
+    before = stats(out)
+
+    (out / "fail-unit-1").unlink()
+    second = build_collection(pdfs, out, part_pages=2, **OPTIONS)
+    assert not second.errors and second.parts_resumed == 2 and second.parts_built == 2
+    assert dataset(parts(out)) == dataset([reference])
+    after = stats(out)
+    assert after["part-00000.zip"] == before["part-00000.zip"]
+    assert after["part-00002.zip"] != before["part-00002.zip"], "the stale part was kept"
 
 
 def test_a_finished_part_holds_only_against_the_hashes_it_was_built_with(shared_data,
