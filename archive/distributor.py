@@ -149,9 +149,10 @@ class CollectionReport:
         bad = f", {self.bad} bad page(s) skipped" if self.bad else ""
         errors = "".join(f"\n  error: {s}: {e}" for s, e in self.errors.items())
         start = f", Ray start {self.ray_start_s:.0f} s" if self.ray_start_s >= 1 else ""
+        speed = (f"{self.pages_per_s:.1f} pages/s{start}" if self.pages_this_run
+                 else "nothing left to build")
         return (f"{self.pages} pages in {len(self.parts)} part(s){resumed}, {self.items} "
-                f"item(s) from {self.kept} page(s){dups}{bad}; {self.pages_per_s:.1f} pages/s"
-                f"{start} -> {self.out}{errors}")
+                f"item(s) from {self.kept} page(s){dups}{bad}; {speed} -> {self.out}{errors}")
 
 
 # --- planning -------------------------------------------------------------------------
@@ -414,10 +415,11 @@ def _check_reachable(address: str) -> None:
                            f"{exc.strerror or exc}") from None
 
 
-def _tally(report: CollectionReport, part: Path) -> int:
-    """Add a finished part's counts to the report; returns its pages."""
+def _tally(report: CollectionReport, part: Path, manifest) -> int:
+    """Add a finished part's counts to the report and its rows to the merged manifest."""
     with zipfile.ZipFile(part) as zf:
         pages, regions = read_records(zf)
+        manifest.write(zf.read(MANIFEST).split(b"\n", 1)[1])  # its rows, as they are
     report.parts.append(part.name)
     report.pages += len(pages)
     report.kept += sum(p.kept for p in pages)
@@ -425,14 +427,6 @@ def _tally(report: CollectionReport, part: Path) -> int:
     report.items += sum(r.kept for r in regions)
     report.duplicates += sum(r.reason.startswith(_DUPLICATE) for r in regions)
     return len(pages)
-
-
-def _merge_manifests(out_dir: Path, parts: list[str]) -> None:
-    records: list[PageRecord] = []
-    for name in parts:
-        with zipfile.ZipFile(out_dir / name) as zf:
-            records.extend(read_records(zf)[0])
-    _write_atomic(out_dir / MANIFEST, manifest_csv(records))
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -507,17 +501,23 @@ def build_collection(
         _check_job(out, card, opts.overwrite)
         done = out / SUCCESS
         if done.exists() and all((out / u.part).exists() for u in units):
-            return CollectionReport.from_json(done.read_text())  # complete: write nothing
-        done.unlink(missing_ok=True)
+            report = CollectionReport.from_json(done.read_text())  # complete: write nothing
+            return replace(report, seconds=0.0, pages_this_run=0, parts_built=0,
+                           parts_resumed=len(report.parts), ray_start_s=0.0)
+        for stale in (done, out / MANIFEST):  # both come back when the run completes
+            stale.unlink(missing_ok=True)
         _clean(out)
         report = CollectionReport(str(out), errors=dict(errors), ray=address)
         sched = _Scheduler(address, num_cpus, asdict(opts), out)
+        merged = out / (MANIFEST + ".partial")
         try:
-            _drive(sched, units, out, report, progress)
+            with open(merged, "wb") as manifest:
+                manifest.write(manifest_csv([]))  # the header
+                _drive(sched, units, out, report, progress, manifest)
+            os.replace(merged, out / MANIFEST)
         finally:
             sched.close()
             _clean(out)  # after the tasks are gone: none of them writes here any more
-        _merge_manifests(out, report.parts)
         report.driver_peak_rss_mb = round(peak_rss_mb(), 1)
         _write_atomic(done, report.to_json().encode())
     return report
@@ -585,7 +585,7 @@ class _Scheduler:
 
 
 def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionReport,
-           progress: Callable[[CollectionEvent], None] | None) -> None:
+           progress: Callable[[CollectionEvent], None] | None, manifest) -> None:
     """Finalise every unit in order: resumed parts replayed, the others built by tasks."""
     keep = sched.options["keep_duplicates"]
     total = sum(u.count for u in units)
@@ -609,7 +609,7 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
         part = out / unit.part
         if unit.k not in sched.refs:
             if holds(part, seen, keep):
-                finalised += _tally(report, part)
+                finalised += _tally(report, part, manifest)
                 report.parts_resumed += 1
                 tick()
                 continue
@@ -629,7 +629,7 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
         finalise(Path(result.pending), part, seen, keep)
         Path(result.pending).unlink(missing_ok=True)
         running.pop(unit.k, None)
-        pages = _tally(report, part)
+        pages = _tally(report, part, manifest)
         finalised += pages
         report.pages_this_run += pages
         report.parts_built += 1
