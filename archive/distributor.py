@@ -389,8 +389,6 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
     if address == "local":
         ray.init(address="local", num_cpus=num_cpus, **quiet)
         return True
-    if num_cpus is not None:
-        raise ArchiveError("--workers is for one machine; a cluster's own CPUs decide")
     _check_reachable(address)
     env = {k: v for k, v in os.environ.items() if k.startswith("BORDE_")}
     try:
@@ -489,6 +487,9 @@ def build_collection(
     _import_ray()  # say how to install it before anything is written
     if opts.scan_only:
         raise ArchiveError("--scan-only runs on one machine; drop --ray")
+    if num_cpus is not None and address != "local":
+        raise ArchiveError("--workers is for one machine or --ray local; a cluster's own CPUs "
+                           "decide")
     out = Path(out_dir)
     if out.suffix.lower() == ".zip":
         raise ArchiveError(f"with --ray, -o is a folder for the parts (got {out})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
+import random
 import signal
 import subprocess
 import sys
@@ -48,7 +48,7 @@ def collection(shared_data, tmp_path_factory) -> list[Path]:
     tmp = tmp_path_factory.mktemp("collection")
     pages = chapbook_pages(shared_data)
     corrupt = tmp / "corrupt.pdf"
-    corrupt.write_bytes(b"%PDF-1.4\n" + os.urandom(4000))
+    corrupt.write_bytes(b"%PDF-1.4\n" + random.Random(0).randbytes(4000))
     magazine = tmp / "magazine.pdf"
     write_magazine_pdf(magazine, 8)
     return [
@@ -71,6 +71,10 @@ def reference(collection, tmp_path_factory) -> Path:
     return out
 
 
+def _csv_rows(zf: zipfile.ZipFile, name: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(zf.read(name).decode())))[1:]
+
+
 def dataset(zips: list[Path]) -> dict[str, object]:
     """Every image and caption's bytes, in order, and the rows (the manifest without ``ms``)."""
     files: list[tuple[str, bytes]] = []
@@ -83,9 +87,8 @@ def dataset(zips: list[Path]) -> dict[str, object]:
             assert names[-3:] == ["metadata.jsonl", "manifest.csv", "regions.csv"], z
             files += [(n, zf.read(n)) for n in names if n.startswith("images/")]
             meta += [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
-            regions += list(csv.reader(io.StringIO(zf.read("regions.csv").decode())))[1:]
-            manifest += [r[:-1] for r in csv.reader(io.StringIO(zf.read("manifest.csv").decode()))
-                         ][1:]
+            regions += _csv_rows(zf, "regions.csv")
+            manifest += [r[:-1] for r in _csv_rows(zf, "manifest.csv")]
     return {"files": files, "metadata": meta, "regions": regions, "manifest": manifest}
 
 
