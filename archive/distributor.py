@@ -576,11 +576,18 @@ class _Scheduler:
             return UnitResult(k, None, f"task failed ({_why(exc)})"[:300], 0, 0.0)
 
     def close(self) -> None:
-        """Cancel what still runs (a Ctrl-C, an error) and leave Ray as we found it."""
-        for ref in self.refs.values():
-            with contextlib.suppress(Exception):
-                self.ray.cancel(ref, force=True)
+        """Cancel what still runs (a Ctrl-C, an error) and leave Ray as we found it.
+
+        A cancel lands a moment later, so wait for it: a task still finishing its zip
+        would otherwise write into ``_pending/`` while it is being removed.
+        """
+        refs = list(self.refs.values())
         self.refs.clear()
+        with contextlib.suppress(Exception):
+            for ref in refs:
+                self.ray.cancel(ref, force=True)
+            if refs:
+                self.ray.wait(refs, num_returns=len(refs), timeout=30)
         if self.started:
             self.ray.shutdown()
 
