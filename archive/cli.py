@@ -45,7 +45,9 @@ def parser() -> argparse.ArgumentParser:
                         "pad: a square on the paper colour (default for pages); crop; stretch")
     p.add_argument("--quality", type=int, default=92)
     p.add_argument("--pages", default=None, help="pages to process, e.g. 1-500,600,700-")
-    p.add_argument("--workers", type=int, default=1, help="processes over page ranges")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes over page ranges (default 1; with --ray local, the CPUs "
+                        "Ray may use, default all)")
     p.add_argument("--caption", default=DEFAULT_CAPTION,
                    help="caption template; fields {source} {page} {trigger}")
     p.add_argument("--trigger", default=None, help="trigger word that leads every caption")
@@ -63,6 +65,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing OUT.zip")
     p.add_argument("--scan-only", action="store_true",
                    help="write only the manifest and print a score histogram")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="local|auto|ADDRESS",
+                   help="build on Ray into the folder -o as part-NNNNN.zip: 'local' starts Ray "
+                        "here, 'auto' or an address joins a cluster (see README, Scale out)")
+    p.add_argument("--part-pages", type=int, default=None,
+                   help="with --ray: pages per part and per task (default 200)")
     return p
 
 
@@ -80,6 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         password=args.password, scan_only=args.scan_only, scale=args.scale,
         overwrite=args.overwrite,
     )
+    if args.ray is not None:  # imports Ray only now, and only this path
+        from archive import distributor
+
+        return distributor.main(args.inputs, args.out, args.ray, args.part_pages, options)
+    if args.part_pages is not None:
+        print("error: --part-pages is for --ray", file=sys.stderr)
+        return 2
+    if args.workers is None:
+        options["workers"] = 1
     bar = None
     try:
         if args.decisions:
