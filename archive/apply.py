@@ -82,13 +82,24 @@ def _region(r: dict[str, str]) -> RegionRecord:
                         r["phash"], r["decision"])
 
 
-def replay(data: Dataset, decisions: dict[dec.Key, str]) -> list[tuple[PageRecord, list[Item]]]:
-    """Every page again, as the build decides it with ``decisions``; bytes not yet read."""
+def replay(
+    data: Dataset,
+    decisions: dict[dec.Key, str],
+    seen: Deduper | None = None,
+    keep_duplicates: bool | None = None,
+) -> list[tuple[PageRecord, list[Item]]]:
+    """Every page again, as the build decides it with ``decisions``; bytes not yet read.
+
+    ``seen`` carries de-duplication across zips (the parts of a collection, in order);
+    ``keep_duplicates`` overrides the build's own (a part is built keeping them all).
+    """
     by_page: dict[tuple[str, int], list[RegionRecord]] = {}
     for r in data.regions:
         by_page.setdefault((r.source, r.page), []).append(r)
-    unit, keep_dups = data.info.get("unit", "figure"), bool(data.info.get("keep_duplicates"))
-    seen = Deduper()
+    unit = data.info.get("unit", "figure")
+    keep_dups = bool(data.info.get("keep_duplicates")) if keep_duplicates is None \
+        else keep_duplicates
+    seen = Deduper() if seen is None else seen
     out = []
     for page in data.pages:
         items = []
@@ -115,6 +126,26 @@ def _auto_reason(r: RegionRecord) -> str:
     return "" if r.reason.startswith(dec.DUPLICATE) else r.reason
 
 
+def write_replayed(data: Dataset, pages: list[tuple[PageRecord, list[Item]]], out: Path,
+                   info: dict, overwrite: bool = False) -> tuple[Path, int]:
+    """Write replayed pages to ``out`` with the bytes stored in ``data``'s zip."""
+    writer = DatasetWriter(out, overwrite=overwrite, info=info)
+    try:
+        with zipfile.ZipFile(data.path) as src:
+            for record, items in pages:
+                for it in items:
+                    if it.region.file_name:
+                        it.jpeg = src.read(it.region.file_name)
+                place(items, bool(info.get("candidates", True)))
+                writer.add(record, [(it.region, it.jpeg) for it in items])
+        final = writer.close()
+    except BaseException:
+        writer.abort()
+        writer.partial.unlink(missing_ok=True)
+        raise
+    return final, sum(r.kept for r in writer.regions)
+
+
 def apply(dataset: str | Path, choices: dict[dec.Key, str], out: str | Path,
           overwrite: bool = False) -> tuple[Path, int]:
     """Write the curated zip; returns it and how many items it holds."""
@@ -122,24 +153,10 @@ def apply(dataset: str | Path, choices: dict[dec.Key, str], out: str | Path,
     out = Path(out)
     if out.resolve() == data.path.resolve():
         raise ArchiveError("write the curated zip under another name (-o)")
-    pages = replay(data, choices)
-    writer = DatasetWriter(out, overwrite=overwrite, info=data.info)
-    try:
-        with zipfile.ZipFile(data.path) as src:
-            for record, items in pages:
-                for it in items:
-                    if it.region.file_name:
-                        it.jpeg = src.read(it.region.file_name)
-                place(items, bool(data.info.get("candidates", True)))
-                writer.add(record, [(it.region, it.jpeg) for it in items])
-        final = writer.close()
-    except BaseException:
-        writer.abort()
-        writer.partial.unlink(missing_ok=True)
-        raise
+    final, items = write_replayed(data, replay(data, choices), out, data.info, overwrite)
     for target in (dec.sidecar(data.path), dec.sidecar(out)):
         dec.save(target, choices)
-    return final, sum(r.kept for r in writer.regions)
+    return final, items
 
 
 def main(argv: list[str] | None = None) -> int:

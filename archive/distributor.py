@@ -32,10 +32,8 @@ cluster's workers with the job.
 from __future__ import annotations
 
 import contextlib
-import csv
 import fcntl
 import hashlib
-import io
 import json
 import logging
 import math
@@ -48,22 +46,23 @@ import sys
 import time
 import uuid
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from archive.apply import read_dataset, replay, write_replayed
+from archive.decisions import DUPLICATE, sidecar
+from archive.decisions import load as load_decisions
 from archive.dedup import Deduper
 from archive.errors import ArchiveError
-from archive.pipeline import Item, Options, build_dataset, dedupe, make_plan, source_names
-from archive.records import PageRecord, RegionRecord, manifest_csv
-from archive.writer import DatasetWriter
+from archive.pipeline import Options, build_dataset, build_info, make_plan, source_names
+from archive.records import manifest_csv
 
 PART_PAGES = 200  # a unit of a few minutes on one core: fine-grained, yet few pending files
 MAX_RETRIES = 3  # a worker killed mid-task (node lost, OOM killer, SIGKILL) is retried
 IN_FLIGHT_PER_CPU = 2
 INSTALL_HINT = "--ray needs Ray: pip install -r requirements-scale.txt"
 SUCCESS, MANIFEST, JOB, PENDING = "_SUCCESS", "manifest.csv", "_job.json", "_pending"
-_DUPLICATE = "duplicate of "
 _POLL_S = 0.5
 
 
@@ -222,8 +221,10 @@ def job_card(paths: list[str | Path], units: list[Unit], opts: Options, part_pag
     skip = {"workers", "resume", "overwrite", "password", "max_pages", "thumbnails", "scan_only"}
     names = source_names([Path(p) for p in paths])
     sizes = [Path(p).stat().st_size if Path(p).is_file() else None for p in paths]
+    options = {k: v for k, v in asdict(opts).items() if k not in skip}
+    options["decisions"] = sorted([*k, v] for k, v in (opts.decisions or {}).items())
     return {
-        "options": {k: v for k, v in asdict(opts).items() if k not in skip},
+        "options": options,
         "part_pages": part_pages,
         "inputs": [[n, s] for n, s in zip(names, sizes, strict=True)],
         "units": [[u.source, u.pages] for u in units],
@@ -294,77 +295,26 @@ def peak_rss_mb() -> float:
 # --- reading a part back, and replaying its de-duplication ------------------------------
 
 
-def _rows(zf: zipfile.ZipFile, name: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(zf.read(name).decode("utf-8"), newline="")))
+def holds(part: Path, seen: Deduper, opts: Options) -> bool:
+    """Whether a finished part's decisions hold against ``seen`` (which it then seeds).
 
-
-def read_records(zf: zipfile.ZipFile) -> tuple[list[PageRecord], list[RegionRecord]]:
-    """A dataset zip's pages and candidate regions, from its manifest.csv and regions.csv.
-
-    The CSVs' rounding is the writer's own, so writing these records again gives the
-    same rows. Captions are not in the CSVs; ``finalise`` reads them from the ``.txt``.
+    The part is replayed as ``archive.apply`` replays a dataset: its duplicates are
+    candidates again, so it replays to its own rows exactly when they still hold.
     """
-    pages = [PageRecord(r["source"], int(r["page"]), r["kept"] == "1", float(r["score"]),
-                        r["reason"], int(r["width"]), int(r["height"]), float(r["ms"]),
-                        int(r["figures"])) for r in _rows(zf, MANIFEST)]
-    regions = [RegionRecord(r["source"], int(r["page"]), int(r["index"]),
-                            tuple(float(r[c]) for c in ("x0", "y0", "x1", "y1")),
-                            float(r["score"]), r["kind"], r["kept"] == "1", r["reason"],
-                            r["file_name"], "", r["phash"]) for r in _rows(zf, "regions.csv")]
-    return pages, regions
-
-
-def replay(pages: list[PageRecord], regions: list[RegionRecord], seen: Deduper,
-           keep_duplicates: bool) -> Iterator[tuple[PageRecord, list[Item]]]:
-    """Each page with its items after ``dedupe`` against ``seen``, in order.
-
-    Items a previous replay dropped as duplicates are candidates again, so a finished
-    part replays to its own decisions exactly when they still hold.
-    """
-    by_page: dict[tuple[str, int], list[Item]] = {}
-    for r in regions:
-        if r.reason.startswith(_DUPLICATE):
-            r = replace(r, kept=True, reason="")
-        by_page.setdefault((r.source, r.page), []).append(Item(r))
-    for page in pages:
-        items = by_page.get((page.source, page.page), [])
-        page = replace(page, figures=sum(it.region.kept for it in items))
-        dedupe(page, items, seen, keep_duplicates)
-        yield page, items
-
-
-def holds(part: Path, seen: Deduper, keep_duplicates: bool) -> bool:
-    """Whether a finished part's de-duplication holds against ``seen`` (which it then seeds)."""
     try:
-        with zipfile.ZipFile(part) as zf:
-            pages, regions = read_records(zf)
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError):
+        data = read_dataset(part)
+        again = replay(data, opts.decisions or {}, seen, opts.keep_duplicates)
+    except ArchiveError:
         return False
-    decided = [(r.kept, r.reason) for r in regions if r.kept or r.reason.startswith(_DUPLICATE)]
-    again = [(it.region.kept, it.region.reason)
-             for _, items in replay(pages, regions, seen, keep_duplicates) for it in items
-             if it.region.kept or it.region.reason.startswith(_DUPLICATE)]
-    return again == decided
+    before = [(r.kept, r.reason) for r in data.regions]
+    return before == [(it.region.kept, it.region.reason) for _, items in again for it in items]
 
 
-def finalise(pending: Path, part: Path, seen: Deduper, keep_duplicates: bool) -> None:
+def finalise(pending: Path, part: Path, seen: Deduper, opts: Options) -> None:
     """Write the final part from a pending zip: de-duplicated, its bytes copied as stored."""
-    with zipfile.ZipFile(pending) as src:
-        pages, regions = read_records(src)
-        writer = DatasetWriter(part, overwrite=True)
-        try:
-            for page, items in replay(pages, regions, seen, keep_duplicates):
-                for it in items:
-                    if it.region.kept:
-                        it.jpeg = src.read(it.region.file_name)
-                        txt = it.region.file_name.rsplit(".", 1)[0] + ".txt"
-                        it.region.caption = src.read(txt).decode("utf-8")
-                writer.add(page, [(it.region, it.jpeg) for it in items])
-            writer.close()
-        except BaseException:
-            writer.abort()
-            writer.partial.unlink(missing_ok=True)
-            raise
+    data = read_dataset(pending)
+    pages = replay(data, opts.decisions or {}, seen, opts.keep_duplicates)
+    write_replayed(data, pages, part, build_info(opts), overwrite=True)
 
 
 # --- the driver -------------------------------------------------------------------------
@@ -415,15 +365,16 @@ def _check_reachable(address: str) -> None:
 
 def _tally(report: CollectionReport, part: Path, manifest) -> int:
     """Add a finished part's counts to the report and its rows to the merged manifest."""
+    data = read_dataset(part)
+    pages, regions = data.pages, data.regions
     with zipfile.ZipFile(part) as zf:
-        pages, regions = read_records(zf)
         manifest.write(zf.read(MANIFEST).split(b"\n", 1)[1])  # its rows, as they are
     report.parts.append(part.name)
     report.pages += len(pages)
     report.kept += sum(p.kept for p in pages)
     report.bad += sum(math.isnan(p.score) for p in pages)
     report.items += sum(r.kept for r in regions)
-    report.duplicates += sum(r.reason.startswith(_DUPLICATE) for r in regions)
+    report.duplicates += sum(r.reason.startswith(DUPLICATE) for r in regions)
     return len(pages)
 
 
@@ -485,6 +436,8 @@ def build_collection(
     """
     opts = Options(**options).check()
     _import_ray()  # say how to install it before anything is written
+    if opts.decisions is None and sidecar(out_dir).exists():  # the curator's choices stick
+        opts = replace(opts, decisions=load_decisions(sidecar(out_dir)))
     if opts.scan_only:
         raise ArchiveError("--scan-only runs on one machine; drop --ray")
     if num_cpus is not None and address != "local":
@@ -514,7 +467,7 @@ def build_collection(
         try:
             with open(merged, "wb") as manifest:
                 manifest.write(manifest_csv([]))  # the header
-                _drive(sched, units, out, report, progress, manifest)
+                _drive(sched, units, out, report, progress, manifest, opts)
             os.replace(merged, out / MANIFEST)
         finally:
             sched.close()
@@ -593,9 +546,8 @@ class _Scheduler:
 
 
 def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionReport,
-           progress: Callable[[CollectionEvent], None] | None, manifest) -> None:
+           progress: Callable[[CollectionEvent], None] | None, manifest, opts: Options) -> None:
     """Finalise every unit in order: resumed parts replayed, the others built by tasks."""
-    keep = sched.options["keep_duplicates"]
     total = sum(u.count for u in units)
     sched.todo = [u for u in units if not (out / u.part).exists()]
     seen = Deduper()
@@ -616,13 +568,13 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
         sched.top_up()
         part = out / unit.part
         if unit.k not in sched.refs:
-            if holds(part, seen, keep):
+            if holds(part, seen, opts):
                 finalised += _tally(report, part, manifest)
                 report.parts_resumed += 1
                 tick()
                 continue
             # Built before an earlier part existed (that unit had failed): rebuild it.
-            seen = _reseed(out, report.parts, keep)
+            seen = _reseed(out, report.parts, opts)
             part.unlink(missing_ok=True)
             sched.submit(unit)
         result = sched.result(unit.k, tick)
@@ -634,7 +586,7 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
             report.errors[unit.source] = _join(report.errors.get(unit.source), result.error)
             running.pop(unit.k, None)
             continue
-        finalise(Path(result.pending), part, seen, keep)
+        finalise(Path(result.pending), part, seen, opts)
         Path(result.pending).unlink(missing_ok=True)
         running.pop(unit.k, None)
         pages = _tally(report, part, manifest)
@@ -657,10 +609,10 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def _reseed(out: Path, parts: list[str], keep_duplicates: bool) -> Deduper:
+def _reseed(out: Path, parts: list[str], opts: Options) -> Deduper:
     seen = Deduper()
     for name in parts:
-        holds(out / name, seen, keep_duplicates)
+        holds(out / name, seen, opts)
     return seen
 
 

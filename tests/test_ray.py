@@ -26,7 +26,7 @@ from archive import distributor
 from archive.dedup import Deduper
 from archive.distributor import build_collection, holds
 from archive.errors import ArchiveError
-from archive.pipeline import source_names
+from archive.pipeline import Options, source_names
 from bench.magazine import write_magazine_pdf
 from tests.pdf_factory import chapbook_pages, scans_pdf
 
@@ -76,7 +76,8 @@ def _csv_rows(zf: zipfile.ZipFile, name: str) -> list[list[str]]:
 
 
 def dataset(zips: list[Path]) -> dict[str, object]:
-    """Every image and caption's bytes, in order, and the rows (the manifest without ``ms``)."""
+    """Every image, candidate and caption's bytes, in order, and the rows (the manifest
+    without ``ms``)."""
     files: list[tuple[str, bytes]] = []
     meta: list[dict] = []
     regions: list[list[str]] = []
@@ -84,8 +85,9 @@ def dataset(zips: list[Path]) -> dict[str, object]:
     for z in zips:
         with zipfile.ZipFile(z) as zf:
             names = zf.namelist()
-            assert names[-3:] == ["metadata.jsonl", "manifest.csv", "regions.csv"], z
-            files += [(n, zf.read(n)) for n in names if n.startswith("images/")]
+            assert names[-4:] == ["metadata.jsonl", "manifest.csv", "regions.csv",
+                                  "build.json"], z
+            files += [(n, zf.read(n)) for n in names if n.startswith(("images/", "candidates/"))]
             meta += [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
             regions += _csv_rows(zf, "regions.csv")
             manifest += [r[:-1] for r in _csv_rows(zf, "manifest.csv")]
@@ -249,10 +251,11 @@ def test_a_finished_part_holds_only_against_the_hashes_it_was_built_with(shared_
         rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
     kept = [r for r in rows if r["kept"] == "1"]
     assert kept and any(r["reason"].startswith("duplicate of ") for r in rows)
-    assert holds(part, Deduper(), keep_duplicates=False)
+    opts = Options(**OPTIONS).check()
+    assert holds(part, Deduper(), opts)
     earlier = Deduper()
     earlier.add(kept[-1]["phash"], "images/earlier_p00001_f1.jpg")
-    assert not holds(part, earlier, keep_duplicates=False)
+    assert not holds(part, earlier, opts)
 
 
 def test_without_ray_the_cli_says_how_to_install_it(collection, tmp_path):
@@ -267,3 +270,23 @@ def test_without_ray_the_cli_says_how_to_install_it(collection, tmp_path):
         "error: --ray needs Ray: pip install -r requirements-scale.txt"
     ]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_curators_decisions_stick_on_ray_too(ray_session, shared_data, tmp_path):
+    """A collection's decisions file (beside OUT_DIR) gives the parts a one-machine build
+    with the same decisions would give."""
+    from archive import decisions
+
+    pages = chapbook_pages(shared_data)
+    pdf = scans_pdf(tmp_path / "c.pdf", [pages[0], pages[1], pages[0]])
+    plain = tmp_path / "plain.zip"
+    archive.build_dataset([pdf], plain, **OPTIONS)
+    with zipfile.ZipFile(plain) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+    dropped = next(r for r in rows if r["kept"] == "1")
+    choice = {(dropped["source"], int(dropped["page"]), int(dropped["index"])): "drop"}
+    decisions.save(decisions.sidecar(tmp_path / "out"), choice)
+    build_collection([pdf], tmp_path / "out", part_pages=1, **OPTIONS)
+    reference = tmp_path / "ref.zip"
+    archive.build_dataset([pdf], reference, decisions=choice, **OPTIONS)
+    assert dataset(parts(tmp_path / "out")) == dataset([reference]) != dataset([plain])
