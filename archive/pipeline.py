@@ -307,7 +307,9 @@ def _cut(page: Page, items: list[Item], opts: Options) -> None:
         crop = img if whole else crop_box(img, it.region.bbox)
         fitted = fit(crop, opts.size, opts.resize, paper)
         it.jpeg = encode_jpeg(fitted, opts.quality)
-        it.region.phash = perceptual_hash(crop)
+        # pHash looks at 32x32: the preview is plenty, and the same at any scan resolution
+        it.region.phash = perceptual_hash(page.preview if whole
+                                          else crop_box(page.preview, it.region.bbox))
         if opts.thumbnails:
             fitted.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BILINEAR)
             it.thumbnail = fitted
