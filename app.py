@@ -169,6 +169,7 @@ def archive_tab() -> None:
             units = [(t("archive_unit_figure"), "figure"), (t("archive_unit_page"), "page")]
             unit = gr.Radio(units,
                             value="figure", label=t("archive_unit"), info=t("archive_unit_info"))
+            gr.Markdown(t("archive_accuracy"))
             filt = gr.Radio(["figures", "layout", "std"], value="figures", visible=False,
                             label=t("archive_filter"), info=t("archive_filter_info"))
             threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
