@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,18 @@ from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 pytestmark = pytest.mark.e2e
 
 
+def build_in_tab(ctx, url: str, pdf: Path):
+    """Open the Archive tab, upload ``pdf``, build, and wait for the summary."""
+    page = ctx.new_page()
+    page.goto(url)
+    page.get_by_role("tab", name="Archive → Dataset").click()
+    page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
+    page.get_by_label(pdf.name).first.wait_for(timeout=60_000)
+    page.get_by_role("button", name="Build dataset").click()
+    page.get_by_text("figure(s) from").first.wait_for(timeout=120_000)
+    return page
+
+
 def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
     chromium_path()
     pages = labelled_pages(shared_data)
@@ -22,13 +35,7 @@ def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
     order = [x for pair in zip(ill, txt, strict=True) for x in pair]
     pdf = scans_pdf(tmp_path / "Moda 1890.pdf", order)
     with running_app() as url, browser(tmp_path / "profile") as ctx:
-        page = ctx.new_page()
-        page.goto(url)
-        page.get_by_role("tab", name="Archive → Dataset").click()
-        page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
-        page.get_by_label("Moda 1890.pdf").first.wait_for(timeout=60_000)
-        page.get_by_role("button", name="Build dataset").click()
-        page.get_by_text("figure(s) from").first.wait_for(timeout=120_000)
+        page = build_in_tab(ctx, url, pdf)
         name = page.get_by_label("Moda_1890_dataset.zip")
         name.wait_for(timeout=30_000)
         link = page.locator("tr", has=name).locator("[data-testid=download-link]")
@@ -62,13 +69,7 @@ def test_review_two_crops_rebuild_and_download(shared_data, tmp_path):
     pages = chapbook_pages(shared_data)[:4]
     pdf = scans_pdf(tmp_path / "Pliego.pdf", [*pages, pages[0]])
     with running_app() as url, browser(tmp_path / "profile") as ctx:
-        page = ctx.new_page()
-        page.goto(url)
-        page.get_by_role("tab", name="Archive → Dataset").click()
-        page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
-        page.get_by_label("Pliego.pdf").first.wait_for(timeout=60_000)
-        page.get_by_role("button", name="Build dataset").click()
-        page.get_by_text("figure(s) from").first.wait_for(timeout=120_000)
+        page = build_in_tab(ctx, url, pdf)
         tiles = page.locator("#archive-review .thumbnail-item")
         tiles.first.wait_for(timeout=30_000)
         with page.expect_download() as first:
