@@ -21,7 +21,6 @@ import hashlib
 import json
 import math
 import os
-import resource
 import shutil
 import time
 import uuid
@@ -34,6 +33,7 @@ from archive.decisions import DUPLICATE
 from archive.dedup import Deduper
 from archive.errors import ArchiveError
 from archive.pipeline import Options, build_dataset, build_info, make_plan, source_names
+from archive.pipeline import own_peak_rss_mb as peak_rss_mb
 
 PART_PAGES = 200  # a unit of a few minutes on one core: fine-grained, yet few pending files
 SUCCESS, MANIFEST, JOB, PENDING = "_SUCCESS", "manifest.csv", "_job.json", "_pending"
@@ -216,18 +216,6 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
         error = str(exc)
         Path(str(pending) + ".partial").unlink(missing_ok=True)
     return UnitResult(unit.k, None if error else str(pending), error, os.getpid(), peak_rss_mb())
-
-
-def peak_rss_mb() -> float:
-    """This process's peak RSS: VmHWM, which, unlike ru_maxrss, a fork+exec does not inherit."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def holds(part: Path, seen: Deduper, opts: Options) -> bool:

@@ -417,11 +417,22 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
             pool.join()
 
 
+def own_peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM, which, unlike ru_maxrss, a fork+exec does not inherit."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def peak_rss_mb() -> float:
     """Peak RSS of this process and of its biggest worker, in MB."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, kids) / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return max(own_peak_rss_mb(), kids)
 
 
 def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = None) -> Plan:
