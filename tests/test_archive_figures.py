@@ -132,3 +132,17 @@ def test_scan_only_lists_every_candidate(two_figures, tmp_path):
         "decision", "file_name", "phash",
     ]
     assert not (tmp_path / "scan.zip").exists()
+
+
+def test_threshold_keeps_every_candidate_scoring_at_least_it(shared_data, tmp_path):
+    from tests.pdf_factory import chapbook_pages
+
+    pdf = scans_pdf(tmp_path / "c.pdf", chapbook_pages(shared_data)[:6])
+    scan = archive.build_dataset([pdf], tmp_path / "scan.csv", scan_only=True)
+    text = (tmp_path / "scan.regions.csv").read_text(encoding="utf-8")
+    scores = [float(r["score"]) for r in csv.DictReader(io.StringIO(text))]
+    for cut in (0.25, 0.95):
+        report = archive.build_dataset([pdf], tmp_path / f"t{cut}.csv", scan_only=True,
+                                       threshold=cut)
+        assert report.items == sum(s >= cut for s in scores), cut
+    assert scan.items == sum(s >= 0.5 for s in scores)  # the finder's own verdicts
