@@ -253,11 +253,12 @@ def answer_probs(config: Any, logits: Any) -> tuple[list[str], Any]:
     """
     import torch
 
+    from vet.labels import answer_logits, base
+
     trained = [config.id2label[k] for k in range(logits.shape[1])]
-    labels = list(getattr(config, "answer_labels", None) or trained)
-    cols = [trained.index(c) for c in labels]
+    labels = list(getattr(config, "answer_labels", None) or dict.fromkeys(map(base, trained)))
     temp = float(getattr(config, "calibration_temperature", 1.0) or 1.0)
-    return labels, torch.softmax(logits.float()[:, cols] / temp, -1)
+    return labels, torch.softmax(answer_logits(logits, trained, labels, temp), -1)
 
 
 def triage_many(
@@ -304,10 +305,12 @@ def triage_many(
                 sim = float(sims[j]) if sims is not None else None
                 dist = float(dists[j]) if dists is not None else None
                 t = decide(name, cond[j].tolist(), labels, ref[j], sim, thr, dist, ood_thr)
-                if heatmap and t.condition in trained:
+                if heatmap and t.condition in labels:
                     from vet.heatmap import grad_cam, overlay
+                    from vet.labels import answer_columns
 
-                    k = trained.index(t.condition)
+                    cols = answer_columns(trained, labels)[labels.index(t.condition)]
+                    k = max(cols, key=lambda c: float(out.logits[j, c]))  # its likeliest part
                     t.heatmap = overlay(img, grad_cam(m, img, k, size))
                 answers.append(t)
             return answers

@@ -1,0 +1,96 @@
+"""What the shipped model stores about its training photos, for the gate and the open set.
+
+* ImageNet-feature prototypes of training photos: the not-livestock gate lets a
+  close-up through when it resembles them.
+* Class-conditional Gaussians of the fine-tuned features (Mahalanobis distance,
+  Lee et al. 2018): a photo far from every class is "unlike the training photos".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+               val_idx: np.ndarray, seed: int, n: int = 512) -> tuple[torch.Tensor, float]:
+    """Training-photo ImageNet features for the gate, and the similarity threshold.
+
+    The threshold is the 2nd percentile of the validation photos' best match, so
+    it is set from livestock photos alone; the documents it must reject are
+    only used to measure it.
+    """
+    from vet.convert import imagenet_model
+
+    model = imagenet_model()
+
+    def pooled(idx: np.ndarray) -> torch.Tensor:
+        outs = []
+        with torch.inference_mode():
+            for s in range(0, len(idx), 128):
+                h = feats[torch.from_numpy(idx[s: s + 128])].float()
+                for blk in model.blocks[branch_from:]:
+                    h = blk(h)
+                outs.append(F.normalize(model.head(h).mean((2, 3)), dim=-1))
+        return torch.cat(outs)
+
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(train_idx, size=min(n, len(train_idx)), replace=False))
+    protos = pooled(pick)
+    sims = (pooled(val_idx) @ protos.T).max(-1).values
+    return protos, float(torch.quantile(sims, 0.02))
+
+
+def pooled_features(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
+                    ) -> torch.Tensor:
+    """The fine-tuned branch's pooled features (what the open-set statistics live on)."""
+    model.eval()
+    outs = []
+    with torch.inference_mode():
+        for s in range(0, len(idx), 128):
+            i = torch.from_numpy(idx[s: s + 128])
+            outs.append(model.forward_from_block(feats[i].float(), branch_from)[1])
+    return torch.cat(outs)
+
+
+def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                   val_idx: np.ndarray, y: np.ndarray, dim: int, shrink: float = 0.1,
+                   keep: float = 0.95) -> dict:
+    """Class-conditional Gaussians with a shared covariance on the training features.
+
+    Projected on the top ``dim`` principal directions and whitened, so the model
+    stores a (1280, dim) projection and one mean per class. The threshold keeps
+    ``keep`` of the validation photos (in-distribution by construction): it is set
+    without looking at any out-of-distribution photo.
+    """
+    tr = pooled_features(model, feats, train_idx, branch_from).double()
+    dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
+    center = tr.mean(0)
+    _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
+    proj = vt[:dim].T
+    z = (tr - center) @ proj
+    yt = torch.from_numpy(y[train_idx])
+    classes = sorted(set(yt.tolist()))
+    means = torch.stack([z[yt == k].mean(0) for k in classes])
+    resid = z - means[torch.searchsorted(torch.tensor(classes), yt)]
+    cov = resid.T @ resid / len(z)
+    cov = (1 - shrink) * cov + shrink * torch.trace(cov) / dim * torch.eye(dim, dtype=cov.dtype)
+    # precision = L L^T, so |(x - m) L|^2 is the Mahalanobis distance.
+    chol = torch.linalg.cholesky(torch.linalg.inv(cov))
+    proj_w, means_w = proj @ chol, means @ chol
+    va = pooled_features(model, feats, val_idx, branch_from).double()
+    dist = (torch.cdist((va - center) @ proj_w, means_w) ** 2).min(-1).values
+    return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
+            "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,
+            "dim": dim, "shrink": shrink}
+
+
+def _attach_open_set(full, ood: dict) -> None:
+    full.config.ood_dim = ood["dim"]
+    full.config.ood_classes = len(ood["classes"])
+    full.register_buffer("ood_center", ood["center"].clone())
+    full.register_buffer("ood_projection", ood["projection"].clone())
+    full.register_buffer("ood_means", ood["means"].clone())
+    full.config.ood_threshold = ood["threshold"]
+    full.config.ood_keep = ood["keep"]
