@@ -13,6 +13,21 @@ import torch
 import torch.nn.functional as F
 
 
+def imagenet_pooled(feats: torch.Tensor, idx: np.ndarray, branch_from: int) -> torch.Tensor:
+    """Unit-norm ImageNet features (the reference branch) of cached photos."""
+    from vet.convert import imagenet_model
+
+    model = imagenet_model()
+    outs = []
+    with torch.inference_mode():
+        for s in range(0, len(idx), 128):
+            h = feats[torch.from_numpy(idx[s: s + 128])].float()
+            for blk in model.blocks[branch_from:]:
+                h = blk(h)
+            outs.append(F.normalize(model.head(h).mean((2, 3)), dim=-1))
+    return torch.cat(outs) if outs else torch.zeros(0, model.config.head_channels)
+
+
 def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
                val_idx: np.ndarray, seed: int, n: int = 512) -> tuple[torch.Tensor, float]:
     """Training-photo ImageNet features for the gate, and the similarity threshold.
@@ -21,25 +36,51 @@ def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
     it is set from livestock photos alone; the documents it must reject are
     only used to measure it.
     """
-    from vet.convert import imagenet_model
-
-    model = imagenet_model()
-
-    def pooled(idx: np.ndarray) -> torch.Tensor:
-        outs = []
-        with torch.inference_mode():
-            for s in range(0, len(idx), 128):
-                h = feats[torch.from_numpy(idx[s: s + 128])].float()
-                for blk in model.blocks[branch_from:]:
-                    h = blk(h)
-                outs.append(F.normalize(model.head(h).mean((2, 3)), dim=-1))
-        return torch.cat(outs)
-
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(train_idx, size=min(n, len(train_idx)), replace=False))
-    protos = pooled(pick)
-    sims = (pooled(val_idx) @ protos.T).max(-1).values
+    protos = imagenet_pooled(feats, pick, branch_from)
+    sims = (imagenet_pooled(feats, val_idx, branch_from) @ protos.T).max(-1).values
     return protos, float(torch.quantile(sims, 0.02))
+
+
+def neighbour_memory(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                     y: np.ndarray, dim: int = 128) -> dict:
+    """Every training photo's ImageNet features, labelled, for a k-nearest-neighbour check.
+
+    The fine-tuned features put a healthy hoof right next to the udders (it was
+    trained to tell lesions apart, not body parts); the untouched ImageNet
+    features still see a hoof. Projected on the top ``dim`` principal
+    directions to keep the checkpoint small.
+    """
+    x = imagenet_pooled(feats, train_idx, branch_from).double()
+    center = x.mean(0)
+    _, _, vt = torch.linalg.svd(x - center, full_matrices=False)
+    proj = vt[: min(dim, len(x))].T
+    return {"center": center.float(), "projection": proj.float(),
+            "memory": F.normalize(((x - center) @ proj).float(), dim=-1),
+            "labels": torch.from_numpy(y[train_idx]).long()}
+
+
+def neighbour_share(memory: dict, query: torch.Tensor, n_labels: int, k: int) -> torch.Tensor:
+    """Share of the ``k`` nearest training photos in each trained class, (N, n_labels)."""
+    q = F.normalize(query.float(), dim=-1) - memory["center"].float()
+    z = F.normalize(q @ memory["projection"].float(), dim=-1)
+    idx = (z @ memory["memory"].float().T).topk(min(k, len(memory["memory"])), -1).indices
+    return F.one_hot(memory["labels"][idx], n_labels).float().mean(1)
+
+
+def neighbour_threshold(share: torch.Tensor, right: np.ndarray, keep: float = 0.97) -> float:
+    """The largest minimum share that keeps ``keep`` of the right validation answers.
+
+    ``share`` holds, per photo, the neighbours' share of its predicted class; set
+    on licensed validation photos only, like every other threshold.
+    """
+    ok = share[torch.from_numpy(right)].numpy()
+    best = 0.0
+    for t in np.round(np.arange(0.0, 0.61, 0.05), 2):
+        if len(ok) and (ok >= t).mean() >= keep:
+            best = float(t)
+    return best
 
 
 def pooled_features(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
@@ -84,6 +125,15 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
             "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,
             "dim": dim, "shrink": shrink}
+
+
+def attach_neighbours(full, memory: dict, k: int, threshold: float) -> None:
+    full.config.knn_dim = int(memory["projection"].shape[1])
+    full.config.knn_size = int(len(memory["memory"]))
+    full.config.knn_k = k
+    full.config.knn_threshold = threshold
+    for name in ("center", "projection", "memory", "labels"):
+        full.register_buffer(f"knn_{name}", memory[name].clone())
 
 
 def _attach_open_set(full, ood: dict) -> None:

@@ -34,9 +34,18 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from vet.labels import base
+from vet.labels import answer_columns, base
 from vet.model_card import model_card, print_report
-from vet.open_set import _attach_open_set, open_set_stats, prototypes
+from vet.open_set import (
+    _attach_open_set,
+    attach_neighbours,
+    imagenet_pooled,
+    neighbour_memory,
+    neighbour_share,
+    neighbour_threshold,
+    open_set_stats,
+    prototypes,
+)
 from vet.train_data import (  # noqa: F401 - re-exported: tests and benches import them here
     Item,
     advance,
@@ -76,6 +85,7 @@ def train_fold(
     desc: str,
     answer: list[str] | None = None,
     weight_power: float = 0.5,
+    shift: int = 0,
 ):
     """Fine-tune blocks ``branch_from`` on; keep the epoch with the best validation macro-F1.
 
@@ -123,6 +133,8 @@ def train_fold(
             x = feats[idx].float()
             flip = torch.from_numpy(rng.random(len(idx)) < 0.5)
             x[flip] = x[flip].flip(3)
+            if shift:
+                x = shift_maps(x, shift, rng)
             logits, _ = model.forward_from_block(x, branch_from)
             loss = F.cross_entropy(logits, yt[idx], weight=weights, label_smoothing=0.1)
             opt.zero_grad(set_to_none=True)
@@ -141,6 +153,18 @@ def train_fold(
     model.load_state_dict(best[1])
     model.eval()
     return model, best[0], best[2] + 1
+
+
+def shift_maps(x: torch.Tensor, shift: int, rng: np.random.Generator) -> torch.Tensor:
+    """Move each cached feature map by up to ``shift`` cells (edges repeated).
+
+    A cell of the block-11 map is 16 pixels of the photo, so this is a cheap
+    stand-in for random crops, which the cache cannot offer.
+    """
+    h, w = x.shape[-2:]
+    padded = F.pad(x, [shift] * 4, mode="replicate")
+    offs = rng.integers(0, 2 * shift + 1, size=(len(x), 2))
+    return torch.stack([padded[i, :, a: a + h, b: b + w] for i, (a, b) in enumerate(offs)])
 
 
 def predict_logits(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int) -> torch.Tensor:
@@ -189,6 +213,13 @@ def main(argv: list[str] | None = None) -> int:
                          "those of all the data, for a fair comparison")
     ap.add_argument("--class-weight-power", type=float, default=0.5,
                     help="loss weights (1/class frequency)^power (default 0.5)")
+    ap.add_argument("--shift", type=int, default=0,
+                    help="augmentation: move cached feature maps by up to this many cells")
+    ap.add_argument("--knn-dim", type=int, default=128,
+                    help="dimensions of the labelled ImageNet-feature memory (0 = none)")
+    ap.add_argument("--knn-k", type=int, default=10, help="neighbours it looks at")
+    ap.add_argument("--knn-keep", type=float, default=0.97,
+                    help="share of right validation answers its threshold keeps")
     ap.add_argument("--dump-folds", default=None,
                     help="write each fold's validation and test logits here (npz)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
@@ -246,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         te = np.where(folds == test_fold)[0]
         model, val_f1, best_epoch = train_fold(
             cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
-            f"fold {test_fold}", answer, args.class_weight_power,
+            f"fold {test_fold}", answer, args.class_weight_power, args.shift,
         )
         vlog = predict_logits(model, cache["feats"], va, args.branch_from)
         tlog = predict_logits(model, cache["feats"], te, args.branch_from)
@@ -286,8 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         ood = open_set_stats(model, cache["feats"], args.branch_from, tr_final, va_final, y,
                              args.ood_dim)
         res["ood_threshold"] = ood["threshold"]
+    knn = None
+    if args.knn_dim:
+        knn = fit_neighbours(model, cache["feats"], args.branch_from, tr_final, va_final, y,
+                             labels, answer, args.knn_dim, args.knn_k, args.knn_keep)
+        res["knn_threshold"] = knn["threshold"]
     save_model(model, labels, args.branch_from, res["temperature"], args.size, out,
-               protos, threshold, answer, ood)
+               protos, threshold, answer, ood, knn)
     gate_stats = _gate_stats(cache["ref_probs"][te].float())
     report = {
         "data": " ".join(map(str, args.data)), "labels": labels, "core_labels": core,
@@ -321,9 +357,29 @@ def _gate_stats(ref_probs: torch.Tensor) -> dict[str, float]:
     return {f"q{q}": float(np.quantile(mass.numpy(), q / 100)) for q in (1, 5, 10, 25, 50)}
 
 
+def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                   val_idx: np.ndarray, y: np.ndarray, labels: list[str], answer: list[str],
+                   dim: int, k: int, keep: float) -> dict:
+    """The labelled ImageNet-feature memory and its threshold, set on validation photos.
+
+    The threshold is the largest share of neighbours in the predicted condition
+    that still keeps ``keep`` of the validation photos the model gets right.
+    """
+    memory = neighbour_memory(feats, branch_from, train_idx, y, dim)
+    vm, yva = answer_targets(y[val_idx], labels, answer)
+    va = val_idx[vm]
+    share = neighbour_share(memory, imagenet_pooled(feats, va, branch_from), len(labels), k)
+    share = torch.stack([share[:, c].sum(1) for c in answer_columns(labels, answer)], 1)
+    pred = answer_predictions(predict_logits(model, feats, va, branch_from), labels, answer)
+    of_pred = share[torch.arange(len(pred)), torch.from_numpy(pred)]
+    return {"memory": memory, "k": k,
+            "threshold": neighbour_threshold(of_pred, pred == yva, keep)}
+
+
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
-               answer: list[str] | None = None, ood: dict | None = None) -> None:
+               answer: list[str] | None = None, ood: dict | None = None,
+               knn: dict | None = None) -> None:
     """Write the fine-tuned model with the ImageNet reference tail, stored as float16."""
     from vet.convert import vet_model_from_imagenet
 
@@ -339,6 +395,8 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
     full.config.image_size = size
     if ood is not None:
         _attach_open_set(full, ood)
+    if knn is not None:
+        attach_neighbours(full, knn["memory"], knn["k"], knn["threshold"])
     full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
     full.half().save_pretrained(out, safe_serialization=True)
