@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from vet.labels import answer_columns, base
+from vet.labels import SUB, answer_columns, base
 from vet.model_card import model_card, print_report
 from vet.open_set import (
     _attach_open_set,
@@ -54,7 +54,9 @@ from vet.train_data import (  # noqa: F401 - re-exported: tests and benches impo
     collect,
     drop_rare_classes,
     merge_duplicate_groups,
+    parse_clusters,
     split_by_source,
+    subclusters,
     write_test_split,
 )
 from vet.train_metrics import (  # noqa: F401 - re-exported
@@ -211,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-source", action="append", default=[],
                     help="train and test only on these sources (repeatable); the folds stay "
                          "those of all the data, for a fair comparison")
+    ap.add_argument("--cluster", action="append", default=[], metavar="LABEL:K",
+                    help="train LABEL as K sub-classes found by k-means on the training "
+                         "photos' ImageNet features (repeatable), added up in the answer")
     ap.add_argument("--class-weight-power", type=float, default=0.5,
                     help="loss weights (1/class frequency)^power (default 0.5)")
     ap.add_argument("--shift", type=int, default=0,
@@ -265,8 +270,19 @@ def main(argv: list[str] | None = None) -> int:
     core = sorted({it.label for it in items if it.traceable}) or sorted({it.label for it in items})
     answer = core if args.augmented_only == "aux" else sorted({it.label for it in items})
     split_by_source(items, [c for c in args.split_by_source.split(",") if c])
-    labels = sorted({it.label for it in items})
-    y = np.array([labels.index(it.label) for it in items])
+    clusters = parse_clusters(args.cluster)
+    labels = sorted({it.label for it in items if it.label not in clusters}
+                    | {f"{c}{SUB}c{j}" for c, k in clusters.items() for j in range(k)})
+    unit = (imagenet_pooled(cache["feats"], np.arange(len(items)), args.branch_from)
+            if clusters else None)
+
+    def targets(fit_idx: np.ndarray) -> np.ndarray:
+        """Class indices, clustered labels split by k-means fitted on ``fit_idx`` only."""
+        names = [it.label for it in items]
+        for label, k in clusters.items():
+            for i, sub in subclusters(names, unit, fit_idx, label, k, args.seed).items():
+                names[i] = sub
+        return np.array([labels.index(n) for n in names])
     print(f"{len(items)} images, {len({it.group for it in items})} source groups, "
           f"classes {labels}; answered {answer}", file=sys.stderr)
 
@@ -275,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         tr = np.where((folds != test_fold) & (folds != val_fold))[0]
         va = np.where(folds == val_fold)[0]
         te = np.where(folds == test_fold)[0]
+        y = targets(tr)
         model, val_f1, best_epoch = train_fold(
             cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
             f"fold {test_fold}", answer, args.class_weight_power, args.shift,
@@ -295,14 +312,14 @@ def main(argv: list[str] | None = None) -> int:
                      labels=np.array(labels), y=y,
                      files=np.array([str(it.path) for it in items]),
                      sources=np.array([it.source for it in items]))
-        return model, res, te
+        return model, res, te, y
 
     cv = []
     if args.cv:
         for f in range(args.folds):
             if f != args.test_fold:
                 cv.append(run_fold(f)[1])
-    model, res, te = run_fold(args.test_fold)
+    model, res, te, y = run_fold(args.test_fold)
     if args.cv:
         cv.append(res)
     out = Path(args.output)

@@ -179,6 +179,42 @@ def split_by_source(items: list[Item], labels: list[str]) -> None:
                 it.label = f"{label}{SUB}{it.source.split('/')[0]}"
 
 
+def parse_clusters(specs: list[str]) -> dict[str, int]:
+    """``["healthy:4"]`` -> ``{"healthy": 4}``."""
+    out = {}
+    for spec in specs:
+        label, _, k = spec.rpartition(":")
+        if not label or not k.isdigit() or int(k) < 2:
+            raise SystemExit(f"--cluster wants LABEL:K with K >= 2, got {spec!r}")
+        out[label] = int(k)
+    return out
+
+
+def subclusters(names: list[str], unit: torch.Tensor, fit_idx: np.ndarray, label: str,
+                k: int, seed: int = 0, iters: int = 30) -> dict[int, str]:
+    """Sub-class names for every photo of ``label``, by cosine k-means on ``fit_idx``'s photos.
+
+    A class such as "healthy" mixes eye, udder and whole-animal photos; as one
+    class its boundary with pinkeye or mastitis has to bend around all three.
+    Only the training photos place the centres; every photo of the label is then
+    given its nearest centre.
+    """
+    members = np.array([i for i, n in enumerate(names) if n == label])
+    fit = np.array([i for i in fit_idx if names[i] == label])
+    if len(fit) < k:
+        raise SystemExit(f"--cluster {label}:{k}: only {len(fit)} training photos")
+    z = unit[torch.from_numpy(fit)].float()
+    gen = torch.Generator().manual_seed(seed)
+    centres = z[torch.randperm(len(z), generator=gen)[:k]].clone()
+    for _ in range(iters):
+        assign = (z @ centres.T).argmax(1)
+        centres = torch.stack([z[assign == j].mean(0) if bool((assign == j).any()) else centres[j]
+                               for j in range(k)])
+        centres = torch.nn.functional.normalize(centres, dim=-1)
+    near = (unit[torch.from_numpy(members)].float() @ centres.T).argmax(1).tolist()
+    return {int(i): f"{label}{SUB}c{j}" for i, j in zip(members, near, strict=True)}
+
+
 def build_cache(
     items: list[Item], branch_from: int, size: int, cache_dir: Path
 ) -> dict[str, torch.Tensor]:
