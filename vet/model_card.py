@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vet.labels import base
+
 
 def model_card(report: dict) -> str:
     """A model card from the metrics report: data, split, metrics, limits, licenses."""
@@ -12,14 +14,14 @@ def model_card(report: dict) -> str:
     )
     extra = ""
     alt = res.get("all_labels_decision")
-    if alt:
+    aux = [c for c in report["labels"] if base(c) not in report["answer_labels"]]
+    if alt and aux:
         extra = (
             "\nThe augmented-only classes ("
-            + ", ".join(c for c in report["labels"] if c not in report["answer_labels"])
+            + ", ".join(aux)
             + ") are trained as auxiliary targets but never answered: on held-out groups their "
             "F1 is only "
-            + ", ".join(f"{c} {alt['per_class'][c]['f1']:.2f}" for c in report["labels"]
-                        if c not in report["answer_labels"])
+            + ", ".join(f"{c} {alt['per_class'][c]['f1']:.2f}" for c in aux)
             + f". Letting the model answer them would drop the macro-F1 over the answer "
             f"classes to {alt['macro_f1_answer_labels']:.3f} on all {alt['n_test']} test photos.\n"
         )

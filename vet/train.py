@@ -362,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     (out / "metrics.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     write_test_split(out / "test_split.csv", [items[i] for i in te])
+    write_test_split(out / "val_split.csv", [items[i] for i in va_final])
     (out / "README.md").write_text(model_card(report), encoding="utf-8")
     print_report(report)
     return 0
