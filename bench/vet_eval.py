@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from vet.gate import SPECIES_CLASSES, species_scores  # noqa: E402
 from vet.imaging import BadImage, load_image, to_tensor  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
-from vet.pipeline import answer_probs, decide  # noqa: E402
+from vet.pipeline import answer_probs, decide, neighbour_shares  # noqa: E402
 
 SPECIES = ("chicken", "cow", "duck", "goat", "pig", "sheep")
 TOP5_FIT = {**{s: set(SPECIES_CLASSES[s]) for s in SPECIES}, "goat": {348, 349, 350}}
@@ -71,12 +71,18 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
             o = model(pixel_values=to_tensor(images[s: s + bs], size))
             labels, cond = answer_probs(cfg, o.logits)
             ref = o.reference_logits.float().softmax(-1)
+            trained = [cfg.id2label[k] for k in range(o.logits.shape[1])]
+            shares = neighbour_shares(o.neighbour_share, trained, labels)
             for j in range(len(cond)):
                 sim = None if o.prototype_similarity is None else float(o.prototype_similarity[j])
                 dist = None if o.ood_distance is None else float(o.ood_distance[j])
+                share = shares[j] if shares else None
                 out["triage"].append(decide(names[s + j], cond[j].tolist(), labels, ref[j], sim,
                                             getattr(cfg, "prototype_threshold", None), dist,
-                                            getattr(cfg, "ood_threshold", None)))
+                                            getattr(cfg, "ood_threshold", None), share,
+                                            getattr(cfg, "knn_threshold", None)))
+                best = labels[int(cond[j].argmax())]
+                out["knn"].append(share[best] if share else 0.0)
             out["pred"] += [labels[k] for k in cond.argmax(-1).tolist()]
             out["msp"].append(cond.max(-1).values)
             out["energy"].append(torch.logsumexp(o.logits.float(), -1))
@@ -85,6 +91,7 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
             out["ref"].append(ref)
     for k in ("msp", "energy", "dist", "ref"):
         out[k] = torch.cat(out[k]) if out[k] else torch.zeros(0)
+    out["knn"] = torch.tensor(out["knn"], dtype=torch.float32)
     return out
 
 
@@ -203,9 +210,17 @@ def conditions_report(res: dict, test: list, answer: list[str]) -> dict:
     by_source: dict = defaultdict(list)
     for k, t in zip(keep, ts, strict=True):
         by_source[test[k].source].append((t, test[k].label))
+    src = np.array([test[k].source for k in keep])
+    forced_per_source = {}
+    for name in sorted(set(src.tolist())):
+        m = src == name
+        r = per_class_report(y[m], pred[m], answer)
+        forced_per_source[name] = {"n": int(m.sum()), "macro_f1_core4": macro_f1(r, core),
+                                   "accuracy": float((y[m] == pred[m]).mean())}
     return {
         "n": len(keep), "per_class": rep,
         "macro_f1_core4": macro_f1(rep, core), "macro_f1_with_fmd": macro_f1(rep, answer),
+        "forced_per_source": forced_per_source,
         # ... and what the farmer sees, with the open-set and species rules applied.
         "triage": tally(ts, truths),
         "triage_per_source": {s: tally([a for a, _ in v], [b for _, b in v])
@@ -213,6 +228,27 @@ def conditions_report(res: dict, test: list, answer: list[str]) -> dict:
         "triage_per_class": {c: tally([t for t, v in zip(ts, truths, strict=True) if v == c],
                                       [c] * truths.count(c)) for c in answer},
     }
+
+
+def mouth_foot_check(rows: list[dict], results: list) -> dict:
+    """Mouth and foot close-ups answered with a confident udder or eye condition.
+
+    Healthy mouths and feet, and FMD photos except those whose source names them
+    as teats or udders (FMD vesicles on a teat are an udder photo).
+    """
+    def teat(r: dict) -> bool:
+        return any(w in r["source_group"].lower() for w in ("teat", "udder"))
+
+    picked = [(r, t) for r, t in zip(rows, results, strict=True)
+              if r["label"] in ("healthy_mouth", "healthy_foot")
+              or (r["label"] == "fmd" and not teat(r))]
+    bad = [(r["file"], t.condition) for r, t in picked
+           if t.status == "ok" and t.condition in ("mastitis", "pinkeye")]
+    teats = [(r, t) for r, t in zip(rows, results, strict=True) if r["label"] == "fmd" and teat(r)]
+    return {"n": len(picked), "udder_or_eye_ok": len(bad), "files": bad,
+            "fmd_teat_photos": len(teats),
+            "fmd_teat_photos_udder_or_eye_ok": sum(t.status == "ok" and t.condition in
+                                                   ("mastitis", "pinkeye") for _, t in teats)}
 
 
 def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
@@ -232,6 +268,39 @@ def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
     rep = {"species_top1": top1, "species_top1_overall": float(np.mean(list(top1.values()))),
            "port_top5_fit": top5, "species_answers": answered}
     return rep, runs
+
+
+def print_summary(r: dict) -> None:
+    """The headline numbers, one line each (the JSON above has the rest)."""
+    c = r["conditions"]
+    print("\n== summary ==")
+    print(f"held-out licensed, forced choice: macro-F1 (4 cattle conditions) "
+          f"{c['macro_f1_core4']:.3f}, with FMD {c['macro_f1_with_fmd']:.3f}, n={c['n']}")
+    for name, v in c["forced_per_source"].items():
+        print(f"  {name}: macro-F1 {v['macro_f1_core4']:.3f}, accuracy {v['accuracy']:.3f}, "
+              f"n={v['n']}")
+    fmd = c["per_class"].get("fmd")
+    if fmd:
+        print(f"  fmd: precision {fmd['precision']:.3f}, recall {fmd['recall']:.3f}, "
+              f"n={fmd['support']}")
+    for name, v in [("held-out licensed triage", c["triage"]),
+                    *((f"  {k}", v) for k, v in c["triage_per_source"].items()),
+                    ("use=measure triage", r["measure_all"]),
+                    *((f"  {k}", v) for k, v in r["measure"].items())]:
+        print(f"{name}: n={v['n']} right {v['right']:.3f} wrong {v['wrong']:.3f} "
+              f"uncertain {v['uncertain']:.3f} not_livestock {v['not_livestock']:.3f}")
+    m = r["mouth_foot_udder_eye"]
+    print(f"mouth/foot close-ups with a confident udder or eye answer: {m['udder_or_eye_ok']} "
+          f"of {m['n']}; FMD teat photos: {m['fmd_teat_photos_udder_or_eye_ok']} of "
+          f"{m['fmd_teat_photos']}")
+    for name, v in r["open_set"].items():
+        print(f"open set, {name}: n={v['n']} answered ok {v['answered_ok']:.3f}, AUROC "
+              f"Mahalanobis {v['auroc_mahalanobis']:.3f} kNN {v['auroc_knn_share']:.3f} "
+              f"energy {v['auroc_energy']:.3f}")
+    print(f"species top-1 {r['species_top1_overall']:.3f}: "
+          + ", ".join(f"{k} {v:.2f}" for k, v in r["species_top1"].items()))
+    print(f"scanned pages not_livestock {r['pages_not_livestock']:.3f} (n={r['pages_n']}), "
+          f"synthetic {r['synthetic_not_livestock']:.3f}")
 
 
 def main() -> int:
@@ -260,6 +329,7 @@ def main() -> int:
     id_mask = np.array([it.label in answer for it in test])
     id_dist = -id_run["dist"].numpy()[id_mask]
     id_msp, id_energy = id_run["msp"].numpy()[id_mask], id_run["energy"].numpy()[id_mask]
+    id_knn = id_run["knn"].numpy()[id_mask]
 
     rows, n_dup = measure_rows(data, items)
     report["measure_duplicates_dropped"] = n_dup
@@ -273,6 +343,7 @@ def main() -> int:
                                                       [lab] * len(ks))
                          for (s, lab, sp), ks in sorted(groups.items())}
     report["measure_all"] = tally(ms["triage"], [r["label"] for r in rows])
+    report["mouth_foot_udder_eye"] = mouth_foot_check(rows, ms["triage"])
 
     sp_rep, sp_runs = species_report(model, data, args.limit)
     report.update(sp_rep)
@@ -296,7 +367,7 @@ def main() -> int:
     def sel(r: dict, mask=None) -> dict:
         mask = np.ones(len(r["triage"]), bool) if mask is None else np.asarray(mask)
         return {"dist": -r["dist"].numpy()[mask], "msp": r["msp"].numpy()[mask],
-                "energy": r["energy"].numpy()[mask],
+                "energy": r["energy"].numpy()[mask], "knn": r["knn"].numpy()[mask],
                 "triage": [t for t, k in zip(r["triage"], mask, strict=True) if k]}
 
     def cat(*parts: dict) -> dict:
@@ -318,6 +389,7 @@ def main() -> int:
             "auroc_mahalanobis": auroc(id_dist, o["dist"]),
             "auroc_max_softmax": auroc(id_msp, o["msp"]),
             "auroc_energy": auroc(id_energy, o["energy"]),
+            "auroc_knn_share": auroc(id_knn, o["knn"]),
             "answered_ok": float(np.mean([t.status == "ok" for t in o["triage"]])),
             "uncertain_or_not_livestock": float(np.mean([t.status in ("uncertain",
                                                                       "not_livestock")
@@ -326,6 +398,7 @@ def main() -> int:
     report["open_set_id_answered_ok"] = float(np.mean(
         [t.status == "ok" for t, k in zip(id_run["triage"], id_mask, strict=True) if k]))
     print(json.dumps(report, indent=2, default=float))
+    print_summary(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=float))
     return 0

@@ -113,3 +113,26 @@ def test_herd_puts_notifiable_suspicions_first_in_red_in_both_languages():
     assert "#c62828" in banner and "b.jpg" in banner and "d.jpg" in banner
     assert "official veterinarian" in banner and "veterinario oficial" in banner
     assert herd_alert([ok_healthy, pinkeye]) == ""
+
+
+def test_an_answer_whose_nearest_training_photos_are_of_another_condition_is_withheld():
+    ref = imagenet(ox=0.3)
+    like_feet = {"fmd": 0.6, "healthy": 0.1, "lumpy_skin": 0.0, "mastitis": 0.3, "pinkeye": 0.0}
+    t = decide("hoof.jpg", probs(mastitis=0.95), LABELS, ref, 0.9, 0.5, 10.0, 100.0,
+               like_feet, 0.4)
+    assert t.status == "uncertain" and t.condition is None
+    assert "unlike the training photos of mastitis" in t.reason
+    assert "foot-and-mouth" in t.advice["en"] and "aftosa" in t.advice["es"]
+    like_udders = {**like_feet, "fmd": 0.0, "mastitis": 0.9}
+    t = decide("udder.jpg", probs(mastitis=0.95), LABELS, ref, 0.9, 0.5, 10.0, 100.0,
+               like_udders, 0.4)
+    assert t.status == "ok" and t.condition == "mastitis"
+
+
+def test_sub_classes_add_up_to_their_condition_and_unanswered_classes_drop_out():
+    from vet.labels import answer_logits
+
+    trained = ["fmd", "healthy", "healthy~c1", "ringworm"]
+    logits = torch.log(torch.tensor([[0.1, 0.3, 0.4, 0.2]]))
+    p = answer_logits(logits, trained, ["fmd", "healthy"]).softmax(-1)[0]
+    torch.testing.assert_close(p, torch.tensor([0.125, 0.875]))

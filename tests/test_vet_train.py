@@ -41,3 +41,4 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
         o = model(pixel_values=torch.zeros(1, 3, 224, 224))
     assert o.logits.shape == (1, 2) and o.reference_logits.shape == (1, 1000)
     assert o.prototype_similarity is not None
+    assert o.neighbour_share.shape == (1, 2) and float(o.neighbour_share.sum()) == 1.0

@@ -63,6 +63,9 @@ class EfficientNetLiteConfig(PretrainedConfig):
         fused_batchnorm: bool = False,
         ood_dim: int = 0,
         ood_classes: int = 0,
+        knn_dim: int = 0,
+        knn_size: int = 0,
+        knn_k: int = 10,
         **kwargs,
     ) -> None:
         self.num_channels = num_channels
@@ -79,6 +82,9 @@ class EfficientNetLiteConfig(PretrainedConfig):
         self.fused_batchnorm = fused_batchnorm
         self.ood_dim = ood_dim
         self.ood_classes = ood_classes
+        self.knn_dim = knn_dim
+        self.knn_size = knn_size
+        self.knn_k = knn_k
         super().__init__(**kwargs)
 
     @property
@@ -221,6 +227,7 @@ class EfficientNetLiteOutput(ModelOutput):
     reference_pooled: torch.Tensor | None = None
     prototype_similarity: torch.Tensor | None = None
     ood_distance: torch.Tensor | None = None
+    neighbour_share: torch.Tensor | None = None
     pooled: torch.Tensor | None = None
     feature_map: torch.Tensor | None = None
 
@@ -277,6 +284,14 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
             self.register_buffer("ood_center", torch.zeros(config.head_channels))
             self.register_buffer("ood_projection", torch.zeros(config.head_channels, d))
             self.register_buffer("ood_means", torch.zeros(k, d))
+        if self.reference is not None and getattr(config, "knn_size", 0):
+            # Labelled ImageNet features of every training photo (top principal directions):
+            # ``neighbour_share`` is the share of the k nearest in each trained class.
+            d, n = config.knn_dim, config.knn_size
+            self.register_buffer("knn_center", torch.zeros(config.head_channels))
+            self.register_buffer("knn_projection", torch.zeros(config.head_channels, d))
+            self.register_buffer("knn_memory", torch.zeros(n, d))
+            self.register_buffer("knn_labels", torch.zeros(n, dtype=torch.long))
         self.post_init()
 
     def mahalanobis(self, pooled: torch.Tensor) -> torch.Tensor | None:
@@ -316,6 +331,13 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
         logits = self.classifier(self.dropout(pooled))
         loss = F.cross_entropy(logits, labels) if labels is not None else None
         dist = self.mahalanobis(pooled)
+        share = None
+        if ref_pooled is not None and getattr(self, "knn_memory", None) is not None:
+            from vet.open_set import neighbour_share
+
+            memory = {"center": self.knn_center, "projection": self.knn_projection,
+                      "memory": self.knn_memory, "labels": self.knn_labels}
+            share = neighbour_share(memory, ref_pooled, logits.shape[1], self.config.knn_k)
         return EfficientNetLiteOutput(
             loss=loss,
             logits=logits,
@@ -323,6 +345,7 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
             reference_pooled=ref_pooled,
             prototype_similarity=proto_sim,
             ood_distance=dist.min(-1).values if dist is not None else None,
+            neighbour_share=share,
             pooled=pooled,
             feature_map=fmap if return_feature_map else None,
         )

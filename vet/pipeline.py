@@ -112,8 +112,15 @@ def decide(
     threshold: float | None = None,
     ood_distance: float | None = None,
     ood_threshold: float | None = None,
+    neighbours: dict[str, float] | None = None,
+    neighbour_min: float | None = None,
 ) -> Triage:
-    """Turn the model's outputs for one photo into a Triage (see the module docstring)."""
+    """Turn the model's outputs for one photo into a Triage (see the module docstring).
+
+    ``neighbours`` is the share of the photo's nearest training photos (ImageNet
+    features) in each answer label; an answer whose share is under
+    ``neighbour_min`` is withheld.
+    """
     tab = table()
     live_p = float(farm_mass(imagenet_probs))
     base = Triage(file=name, status="ok", disclaimer=_disclaimer(), livestock_p=round(live_p, 4))
@@ -147,12 +154,18 @@ def decide(
         base.ood_distance = round(ood_distance, 2)
     p_fmd = probs.get(FMD, 0.0)
     best = order[0]
+
+    def few(c: str) -> bool:
+        return (neighbours is not None and neighbour_min is not None
+                and neighbours.get(c, 0.0) < neighbour_min)
+
     if FMD in allowed and p_fmd >= FMD_ALERT and (best == FMD or not _info(best)["notifiable"]):
         _answer(base, FMD, p_fmd)
-        if best == FMD and p_fmd >= MIN_CONFIDENCE and not unlike:
+        if best == FMD and p_fmd >= MIN_CONFIDENCE and not unlike and not few(FMD):
             base.advice = _join(_info(FMD)["advice"], notes)
             return base
-        why = "unlike the training photos" if unlike else f"not sure ({p_fmd:.0%})"
+        why = ("unlike the training photos" if unlike or few(FMD) and best == FMD
+               else f"not sure ({p_fmd:.0%})")
         return _uncertain(base, _join(tab["fmd_warning"], notes),
                           f"possible foot-and-mouth disease, {why}", tips=False)
     if unlike:
@@ -163,6 +176,12 @@ def decide(
     if best == FMD:  # only FMD may be named here, and there is little sign of it
         return _uncertain(base, notes, f"no sign of the conditions it can screen for a "
                                        f"{'/'.join(sorted(scope - {CATTLE}))} ({p_fmd:.0%} FMD)")
+    if few(best):
+        base.top = []
+        warn = tab["fmd_warning"] if FMD in allowed and neighbours.get(FMD, 0.0) > 0 else {}
+        return _uncertain(base, _join(tab["unlike_training"], warn, notes),
+                          f"unlike the training photos of {best} ({neighbours[best]:.0%} of the "
+                          f"nearest are {best}, under {neighbour_min:.0%})")
     _answer(base, best, probs[best])
     if base.confidence < MIN_CONFIDENCE:
         return _uncertain(base, _join(_info(best)["advice"], notes),
@@ -253,11 +272,24 @@ def answer_probs(config: Any, logits: Any) -> tuple[list[str], Any]:
     """
     import torch
 
+    from vet.labels import answer_logits, base
+
     trained = [config.id2label[k] for k in range(logits.shape[1])]
-    labels = list(getattr(config, "answer_labels", None) or trained)
-    cols = [trained.index(c) for c in labels]
+    labels = list(getattr(config, "answer_labels", None) or dict.fromkeys(map(base, trained)))
     temp = float(getattr(config, "calibration_temperature", 1.0) or 1.0)
-    return labels, torch.softmax(logits.float()[:, cols] / temp, -1)
+    return labels, torch.softmax(answer_logits(logits, trained, labels, temp), -1)
+
+
+def neighbour_shares(share: Any, trained: list[str], labels: list[str]
+                     ) -> list[dict[str, float]] | None:
+    """Per photo, the nearest training photos' share in each answer label (sub-classes added)."""
+    if share is None:
+        return None
+    from vet.labels import answer_columns
+
+    cols = answer_columns(trained, labels)
+    return [{a: float(row[c].sum()) for a, c in zip(labels, cols, strict=True)}
+            for row in share.float()]
 
 
 def triage_many(
@@ -297,17 +329,22 @@ def triage_many(
             labels, cond = answer_probs(m.config, out.logits)
             ref = torch.softmax(out.reference_logits.float(), -1)
             sims, dists = out.prototype_similarity, out.ood_distance
+            shares = neighbour_shares(out.neighbour_share, trained, labels)
+            knn_thr = getattr(m.config, "knn_threshold", None)
             thr = getattr(m.config, "prototype_threshold", None)
             ood_thr = getattr(m.config, "ood_threshold", None)
             answers = []
             for j, (_, name, img) in enumerate(chunk):
                 sim = float(sims[j]) if sims is not None else None
                 dist = float(dists[j]) if dists is not None else None
-                t = decide(name, cond[j].tolist(), labels, ref[j], sim, thr, dist, ood_thr)
-                if heatmap and t.condition in trained:
+                t = decide(name, cond[j].tolist(), labels, ref[j], sim, thr, dist, ood_thr,
+                           shares[j] if shares else None, knn_thr)
+                if heatmap and t.condition in labels:
                     from vet.heatmap import grad_cam, overlay
+                    from vet.labels import answer_columns
 
-                    k = trained.index(t.condition)
+                    cols = answer_columns(trained, labels)[labels.index(t.condition)]
+                    k = max(cols, key=lambda c: float(out.logits[j, c]))  # its likeliest part
                     t.heatmap = overlay(img, grad_cam(m, img, k, size))
                 answers.append(t)
             return answers

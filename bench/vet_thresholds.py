@@ -1,0 +1,92 @@
+"""Pick the triage's confidence threshold on the licensed validation photos only.
+
+    python bench/vet_thresholds.py [--model vet/model] [--keep 0.95]
+
+The model folder's ``val_split.csv`` (written by ``python -m vet.train``) lists
+the validation photos: licensed, never trained on, and never the held-out test
+photos. For each candidate ``MIN_CONFIDENCE`` the whole triage runs (gate,
+species scope, FMD alert, open set, neighbour check) and the share of photos
+answered right and wrong is printed; the rule picks the lowest threshold at
+which ``--keep`` of the answers given are right. No ``use=measure`` photo is
+read, so the threshold is not tuned on what it is measured on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import vet.pipeline as pipeline  # noqa: E402
+from bench.vet_eval import load_all, outcome, shared  # noqa: E402
+from vet.imaging import to_tensor  # noqa: E402
+from vet.model_io import load_model, model_source  # noqa: E402
+
+GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+def decide_inputs(model, images: list, bs: int = 32) -> list[tuple]:
+    """Per photo, the arguments of ``pipeline.decide`` after the model ran once."""
+    cfg = model.config
+    size = int(getattr(cfg, "image_size", 224))
+    rows = []
+    with torch.inference_mode():
+        for s in range(0, len(images), bs):
+            o = model(pixel_values=to_tensor(images[s: s + bs], size))
+            labels, cond = pipeline.answer_probs(cfg, o.logits)
+            trained = [cfg.id2label[k] for k in range(o.logits.shape[1])]
+            shares = pipeline.neighbour_shares(o.neighbour_share, trained, labels)
+            ref = o.reference_logits.float().softmax(-1)
+            for j in range(len(cond)):
+                rows.append((str(s + j), cond[j].tolist(), labels, ref[j],
+                             None if o.prototype_similarity is None
+                             else float(o.prototype_similarity[j]),
+                             getattr(cfg, "prototype_threshold", None),
+                             None if o.ood_distance is None else float(o.ood_distance[j]),
+                             getattr(cfg, "ood_threshold", None),
+                             shares[j] if shares else None, getattr(cfg, "knn_threshold", None)))
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--keep", type=float, default=0.95,
+                    help="share of the answers given that must be right (default 0.95)")
+    args = ap.parse_args()
+    src = Path(model_source(args.model))
+    split = src / "val_split.csv"
+    if not split.is_file():
+        print(f"{split} not found: retrain with python -m vet.train", file=sys.stderr)
+        return 2
+    model = load_model(str(src))
+    data = shared()
+    with split.open(newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["label"] in model.config.answer_labels]
+    images, kept = load_all([data / "livestock" / r["file"] for r in rows], "validation photos")
+    truths = [rows[k]["label"] for k in kept]
+    inputs = decide_inputs(model, images)
+    picked = None
+    print(f"{'min conf':>8s} {'answered':>9s} {'right':>7s} {'wrong':>7s} {'precision':>9s}")
+    for thr in GRID:
+        pipeline.MIN_CONFIDENCE = thr
+        outs = [outcome(pipeline.decide(*a), y) for a, y in zip(inputs, truths, strict=True)]
+        right, wrong = np.mean([o == "right" for o in outs]), np.mean([o == "wrong" for o in outs])
+        precision = right / max(right + wrong, 1e-9)
+        if picked is None and precision >= args.keep:
+            picked = thr
+        print(f"{thr:8.2f} {right + wrong:9.3f} {right:7.3f} {wrong:7.3f} {precision:9.3f}")
+    print(f"{len(truths)} validation photos; lowest threshold with >= {args.keep:.0%} of the "
+          f"answers right: {picked}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

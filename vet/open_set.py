@@ -1,0 +1,146 @@
+"""What the shipped model stores about its training photos, for the gate and the open set.
+
+* ImageNet-feature prototypes of training photos: the not-livestock gate lets a
+  close-up through when it resembles them.
+* Class-conditional Gaussians of the fine-tuned features (Mahalanobis distance,
+  Lee et al. 2018): a photo far from every class is "unlike the training photos".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def imagenet_pooled(feats: torch.Tensor, idx: np.ndarray, branch_from: int) -> torch.Tensor:
+    """Unit-norm ImageNet features (the reference branch) of cached photos."""
+    from vet.convert import imagenet_model
+
+    model = imagenet_model()
+    outs = []
+    with torch.inference_mode():
+        for s in range(0, len(idx), 128):
+            h = feats[torch.from_numpy(idx[s: s + 128])].float()
+            for blk in model.blocks[branch_from:]:
+                h = blk(h)
+            outs.append(F.normalize(model.head(h).mean((2, 3)), dim=-1))
+    return torch.cat(outs) if outs else torch.zeros(0, model.config.head_channels)
+
+
+def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+               val_idx: np.ndarray, seed: int, n: int = 512) -> tuple[torch.Tensor, float]:
+    """Training-photo ImageNet features for the gate, and the similarity threshold.
+
+    The threshold is the 2nd percentile of the validation photos' best match, so
+    it is set from livestock photos alone; the documents it must reject are
+    only used to measure it.
+    """
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(train_idx, size=min(n, len(train_idx)), replace=False))
+    protos = imagenet_pooled(feats, pick, branch_from)
+    sims = (imagenet_pooled(feats, val_idx, branch_from) @ protos.T).max(-1).values
+    return protos, float(torch.quantile(sims, 0.02))
+
+
+def neighbour_memory(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                     y: np.ndarray, dim: int = 128) -> dict:
+    """Every training photo's ImageNet features, labelled, for a k-nearest-neighbour check.
+
+    The fine-tuned features put a healthy hoof right next to the udders (it was
+    trained to tell lesions apart, not body parts); the untouched ImageNet
+    features still see a hoof. Projected on the top ``dim`` principal
+    directions to keep the checkpoint small.
+    """
+    x = imagenet_pooled(feats, train_idx, branch_from).double()
+    center = x.mean(0)
+    _, _, vt = torch.linalg.svd(x - center, full_matrices=False)
+    proj = vt[: min(dim, len(x))].T
+    return {"center": center.float(), "projection": proj.float(),
+            "memory": F.normalize(((x - center) @ proj).float(), dim=-1),
+            "labels": torch.from_numpy(y[train_idx]).long()}
+
+
+def neighbour_share(memory: dict, query: torch.Tensor, n_labels: int, k: int) -> torch.Tensor:
+    """Share of the ``k`` nearest training photos in each trained class, (N, n_labels)."""
+    q = F.normalize(query.float(), dim=-1) - memory["center"].float()
+    z = F.normalize(q @ memory["projection"].float(), dim=-1)
+    idx = (z @ memory["memory"].float().T).topk(min(k, len(memory["memory"])), -1).indices
+    return F.one_hot(memory["labels"][idx], n_labels).float().mean(1)
+
+
+def neighbour_threshold(share: torch.Tensor, right: np.ndarray, keep: float = 0.97) -> float:
+    """The largest minimum share that keeps ``keep`` of the right validation answers.
+
+    ``share`` holds, per photo, the neighbours' share of its predicted class; set
+    on licensed validation photos only, like every other threshold.
+    """
+    ok = share[torch.from_numpy(right)].numpy()
+    best = 0.0
+    for t in np.round(np.arange(0.0, 0.61, 0.05), 2):
+        if len(ok) and (ok >= t).mean() >= keep:
+            best = float(t)
+    return best
+
+
+def pooled_features(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
+                    ) -> torch.Tensor:
+    """The fine-tuned branch's pooled features (what the open-set statistics live on)."""
+    model.eval()
+    outs = []
+    with torch.inference_mode():
+        for s in range(0, len(idx), 128):
+            i = torch.from_numpy(idx[s: s + 128])
+            outs.append(model.forward_from_block(feats[i].float(), branch_from)[1])
+    return torch.cat(outs)
+
+
+def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
+                   val_idx: np.ndarray, y: np.ndarray, dim: int, shrink: float = 0.1,
+                   keep: float = 0.95) -> dict:
+    """Class-conditional Gaussians with a shared covariance on the training features.
+
+    Projected on the top ``dim`` principal directions and whitened, so the model
+    stores a (1280, dim) projection and one mean per class. The threshold keeps
+    ``keep`` of the validation photos (in-distribution by construction): it is set
+    without looking at any out-of-distribution photo.
+    """
+    tr = pooled_features(model, feats, train_idx, branch_from).double()
+    dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
+    center = tr.mean(0)
+    _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
+    proj = vt[:dim].T
+    z = (tr - center) @ proj
+    yt = torch.from_numpy(y[train_idx])
+    classes = sorted(set(yt.tolist()))
+    means = torch.stack([z[yt == k].mean(0) for k in classes])
+    resid = z - means[torch.searchsorted(torch.tensor(classes), yt)]
+    cov = resid.T @ resid / len(z)
+    cov = (1 - shrink) * cov + shrink * torch.trace(cov) / dim * torch.eye(dim, dtype=cov.dtype)
+    # precision = L L^T, so |(x - m) L|^2 is the Mahalanobis distance.
+    chol = torch.linalg.cholesky(torch.linalg.inv(cov))
+    proj_w, means_w = proj @ chol, means @ chol
+    va = pooled_features(model, feats, val_idx, branch_from).double()
+    dist = (torch.cdist((va - center) @ proj_w, means_w) ** 2).min(-1).values
+    return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
+            "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,
+            "dim": dim, "shrink": shrink}
+
+
+def attach_neighbours(full, memory: dict, k: int, threshold: float) -> None:
+    full.config.knn_dim = int(memory["projection"].shape[1])
+    full.config.knn_size = int(len(memory["memory"]))
+    full.config.knn_k = k
+    full.config.knn_threshold = threshold
+    for name in ("center", "projection", "memory", "labels"):
+        full.register_buffer(f"knn_{name}", memory[name].clone())
+
+
+def _attach_open_set(full, ood: dict) -> None:
+    full.config.ood_dim = ood["dim"]
+    full.config.ood_classes = len(ood["classes"])
+    full.register_buffer("ood_center", ood["center"].clone())
+    full.register_buffer("ood_projection", ood["projection"].clone())
+    full.register_buffer("ood_means", ood["means"].clone())
+    full.config.ood_threshold = ood["threshold"]
+    full.config.ood_keep = ood["keep"]
