@@ -123,6 +123,8 @@ def test_an_answer_whose_nearest_training_photos_are_of_another_condition_is_wit
     assert t.status == "uncertain" and t.condition is None
     assert "unlike the training photos of mastitis" in t.reason
     assert "foot-and-mouth" in t.advice["en"] and "aftosa" in t.advice["es"]
+    assert why_uncertain(t, "en") == "photo unlike the mastitis photos the model learned from"
+    assert "mastitis con que aprendió" in why_uncertain(t, "es")
     like_udders = {**like_feet, "fmd": 0.0, "mastitis": 0.9}
     t = decide("udder.jpg", probs(mastitis=0.95), LABELS, ref, 0.9, 0.5, 10.0, 100.0,
                like_udders, 0.4)

@@ -122,6 +122,11 @@ def why_uncertain(t: Triage, lang: str = "en") -> str:
     if r.startswith("possible foot-and-mouth"):
         return ("posible fiebre aftosa: llame al veterinario" if es
                 else "possible foot-and-mouth disease: call the vet")
+    if r.startswith("unlike the training photos of "):
+        cond = r[len("unlike the training photos of "):].split(" ", 1)[0]
+        name = table()["conditions"].get(cond, {}).get("name", {}).get("es" if es else "en", cond)
+        return (f"la foto no se parece a las fotos de {name.lower()} con que aprendió" if es
+                else f"photo unlike the {name.lower()} photos the model learned from")
     if r.startswith("unlike the training photos"):
         return ("la foto no se parece a las fotos de entrenamiento" if es
                 else "photo unlike the photos the model learned from")
