@@ -57,6 +57,16 @@ def test_a_pig_never_gets_a_cattle_only_condition_however_sure_the_head_is():
             assert "fiebre aftosa" in t.advice["es"].lower()
 
 
+def test_a_species_is_shown_only_when_it_limits_what_may_be_named():
+    # A weak pig guess on a photo like the cattle training photos (an udder close-up)
+    # keeps the cattle conditions, so the answer does not say "pig" beside them.
+    t = run(probs(fmd=0.6, lumpy_skin=0.3), imagenet(hog=0.07))
+    assert t.species == "unknown" and "lumpy_skin" in {d["label"] for d in t.top}
+    # A fair pig guess limits the answer to what pigs can have, and says "pig".
+    t = run(probs(fmd=0.6, lumpy_skin=0.3), imagenet(hog=0.15))
+    assert t.species == "pig" and {d["label"] for d in t.top} == {"fmd"}
+
+
 def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages():
     t = run(probs(fmd=0.9), imagenet(hog=0.8))
     assert (t.status, t.condition, t.urgency) == ("ok", "fmd", "emergency-notifiable")

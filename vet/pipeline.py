@@ -133,11 +133,14 @@ def decide(
                        f"animal probability {float(animal_mass(imagenet_probs)):.3f}{sim}")
         return base
     species, species_p = guess_species(imagenet_probs)
-    base.species = species if species_p >= 0.05 else "unknown"
     base.species_p = round(species_p, 4)
     like_training = (prototype_similarity is not None and threshold is not None
                      and prototype_similarity >= threshold)
     scope = species_in_scope(imagenet_probs, like_training)
+    # Another species is shown only when it limits what may be named, so a "pig" on the
+    # screen never stands beside a cattle-only condition.
+    trusted = species_p >= 0.05 and (species == CATTLE or species in scope)
+    base.species = species if trusted else "unknown"
     probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     allowed = [c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))]
     order = sorted(allowed, key=lambda c: -probs[c])
