@@ -270,6 +270,21 @@ def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
     return rep, runs
 
 
+def uncertain_reasons(results: list) -> dict[str, float]:
+    """Share of the photos per kind of ``uncertain`` reason (numbers and names folded)."""
+    import re
+
+    kinds = Counter()
+    for t in results:
+        if t.status == "uncertain":
+            r = re.sub(r"unlike the training photos of \w+", "unlike the training photos of X",
+                       re.sub(r" ?\(.*", "", t.reason or ""))
+            r = re.sub(r"^\w+: no condition can be screened.*", "a species it cannot screen", r)
+            r = re.sub(r"for a [\w/]+$", "for that species", r)
+            kinds[r] += 1
+    return {k: round(v / max(len(results), 1), 4) for k, v in kinds.most_common()}
+
+
 def print_summary(r: dict) -> None:
     """The headline numbers, one line each (the JSON above has the rest)."""
     c = r["conditions"]
@@ -289,6 +304,8 @@ def print_summary(r: dict) -> None:
                     *((f"  {k}", v) for k, v in r["measure"].items())]:
         print(f"{name}: n={v['n']} right {v['right']:.3f} wrong {v['wrong']:.3f} "
               f"uncertain {v['uncertain']:.3f} not_livestock {v['not_livestock']:.3f}")
+    print("use=measure uncertain, why: " + "; ".join(
+        f"{k} {v:.3f}" for k, v in r["measure_uncertain_reasons"].items()))
     m = r["mouth_foot_udder_eye"]
     print(f"mouth/foot close-ups with a confident udder or eye answer: {m['udder_or_eye_ok']} "
           f"of {m['n']}; FMD teat photos: {m['fmd_teat_photos_udder_or_eye_ok']} of "
@@ -344,6 +361,7 @@ def main() -> int:
                          for (s, lab, sp), ks in sorted(groups.items())}
     report["measure_all"] = tally(ms["triage"], [r["label"] for r in rows])
     report["mouth_foot_udder_eye"] = mouth_foot_check(rows, ms["triage"])
+    report["measure_uncertain_reasons"] = uncertain_reasons(ms["triage"])
 
     sp_rep, sp_runs = species_report(model, data, args.limit)
     report.update(sp_rep)

@@ -17,7 +17,7 @@ HOG, OX, HEN, MASK = 341, 345, 8, 643
 
 def imagenet(**mass: float) -> torch.Tensor:
     """ImageNet probabilities with the given mass on named classes, the rest spread out."""
-    idx = {"hog": HOG, "ox": OX, "hen": HEN, "mask": MASK}
+    idx = {"hog": HOG, "ox": OX, "hen": HEN, "mask": MASK, "llama": 355}
     p = torch.zeros(1000)
     for k, v in mass.items():
         p[idx[k]] = v
@@ -65,6 +65,14 @@ def test_a_species_is_shown_only_when_it_limits_what_may_be_named():
     # A fair pig guess limits the answer to what pigs can have, and says "pig".
     t = run(probs(fmd=0.6, lumpy_skin=0.3), imagenet(hog=0.15))
     assert t.species == "pig" and {d["label"] for d in t.top} == {"fmd"}
+
+
+def test_a_cow_that_imagenet_also_takes_for_a_llama_is_told_the_species_is_unclear():
+    t = run(probs(mastitis=0.9), imagenet(ox=0.5, llama=0.3))
+    assert t.status == "uncertain" and t.condition is None and t.top == []
+    assert t.reason.startswith("species unclear (camelid or cow)")
+    assert why_uncertain(t, "en") == "species unclear: try another photo of the whole animal"
+    assert "especie" in why_uncertain(t, "es")
 
 
 def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages():

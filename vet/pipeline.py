@@ -150,6 +150,9 @@ def decide(
         shown = base.species if base.species not in (CATTLE, "unknown") else min(scope - {CATTLE})
         notes = _scope_note(shown, labels)
     if not allowed:
+        if len(scope) > 1:  # e.g. a cow that ImageNet also takes for a camelid
+            return _uncertain(base, notes, f"species unclear ({' or '.join(sorted(scope))}): "
+                                           "no condition can be screened for all of them")
         return _uncertain(base, notes, f"{base.species}: no condition can be screened for it")
     unlike = (ood_distance is not None and ood_threshold is not None
               and ood_distance > ood_threshold)

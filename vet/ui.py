@@ -135,6 +135,9 @@ def why_uncertain(t: Triage, lang: str = "en") -> str:
     if r.startswith("no sign of the conditions it can screen"):
         return ("sin signos de lo que puede revisar en esta especie" if es
                 else "no sign of what it can screen in this species")
+    if r.startswith("species unclear"):
+        return ("no se sabe bien la especie: pruebe otra foto del animal entero" if es
+                else "species unclear: try another photo of the whole animal")
     if "no condition can be screened" in r:
         return ("especie que el escáner no puede revisar" if es
                 else "a species the scanner cannot screen")
