@@ -58,16 +58,10 @@ def two_decisions(dataset: Path, out: Path) -> None:
 
 def browser_rebuild(pdf: Path, tmp: Path) -> float:
     """Seconds from the click on "Rebuild zip" to the curated zip saved by the browser."""
-    from tests.e2e.harness import browser, running_app
+    from tests.e2e.harness import browser, build_in_tab, running_app
 
     with running_app() as url, browser(tmp / "profile") as ctx:
-        page = ctx.new_page()
-        page.goto(url)
-        page.get_by_role("tab", name="Archive → Dataset").click()
-        page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
-        page.get_by_label(pdf.name).first.wait_for(timeout=120_000)
-        page.get_by_role("button", name="Build dataset").click()
-        page.get_by_text("figure(s) from").first.wait_for(timeout=900_000)
+        page = build_in_tab(ctx, url, pdf, upload_ms=120_000, build_ms=900_000)
         tiles = page.locator("#archive-review .thumbnail-item")
         for k in (0, 1):
             tiles.nth(k).click()

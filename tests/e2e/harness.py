@@ -121,3 +121,15 @@ def browser(user_data_dir: Path) -> Iterator[object]:
             yield context
         finally:
             context.close()
+
+
+def build_in_tab(ctx, url: str, pdf: Path, upload_ms: int = 60_000, build_ms: int = 120_000):
+    """Open the Archive tab, upload ``pdf``, build, and wait for the summary."""
+    page = ctx.new_page()
+    page.goto(url)
+    page.get_by_role("tab", name="Archive → Dataset").click()
+    page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
+    page.get_by_label(pdf.name).first.wait_for(timeout=upload_ms)
+    page.get_by_role("button", name="Build dataset").click()
+    page.get_by_text("figure(s) from").first.wait_for(timeout=build_ms)
+    return page

@@ -3,28 +3,15 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from archive.apply import read_dataset
 from archive.review import by_doubt
-from tests.e2e.harness import browser, chromium_path, running_app
+from tests.e2e.harness import browser, build_in_tab, chromium_path, running_app
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 
 pytestmark = pytest.mark.e2e
-
-
-def build_in_tab(ctx, url: str, pdf: Path):
-    """Open the Archive tab, upload ``pdf``, build, and wait for the summary."""
-    page = ctx.new_page()
-    page.goto(url)
-    page.get_by_role("tab", name="Archive → Dataset").click()
-    page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
-    page.get_by_label(pdf.name).first.wait_for(timeout=60_000)
-    page.get_by_role("button", name="Build dataset").click()
-    page.get_by_text("figure(s) from").first.wait_for(timeout=120_000)
-    return page
 
 
 def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
