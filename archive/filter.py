@@ -513,10 +513,10 @@ class ModelFilter(PageFilter):
 def make_filter(
     name: str = "figures", threshold: float | None = None, min_figure_area: float | None = None
 ) -> PageFilter:
-    """Build a filter by name ("default" is "figures"); threshold None means its own."""
+    """Build a filter by name; threshold None means its own."""
     if name == "std":
         return StdFilter(STD_THRESHOLD if threshold is None else threshold)
-    if name in ("figures", "default"):
+    if name == "figures":
         return FigureFilter(threshold, min_figure_area)
     if name == "layout":
         return ModelFilter(threshold, min_figure_area)

@@ -82,9 +82,11 @@ class Options:
     def check(self) -> Options:
         if self.unit not in UNITS:
             raise ArchiveError(f"--unit must be one of {', '.join(UNITS)}")
+        if self.filter == "default":  # the name earlier versions documented
+            return replace(self, filter="figures").check()
         if self.filter not in FILTER_NAMES:
             raise ArchiveError(f"--filter must be one of {', '.join(FILTER_NAMES)}")
-        if self.unit == "figure" and self.filter not in ("figures", "default"):
+        if self.unit == "figure" and self.filter != "figures":
             raise ArchiveError("--filter chooses the page filter of --unit page; figures are "
                                "judged by the figure finder (set --threshold to change it)")
         if self.resize is not None and self.resize not in RESIZE_MODES:

@@ -137,3 +137,14 @@ def test_ui_job_error_points_at_resume(tmp_path):
     fake.write_text("hello")
     snaps = list(run_job([fake], work_dir=tmp_path))
     assert snaps[-1].error and "not a PDF" in snaps[-1].error
+
+
+def test_the_old_filter_name_default_still_means_the_default_filter():
+    from archive.cli import parser
+    from archive.pipeline import Options
+
+    args = parser().parse_args(["a.pdf", "-o", "a.zip", "--filter", "default"])
+    assert Options(filter=args.filter).check().filter == "figures"
+    assert Options(filter="default", unit="page").check().filter == "figures"
+    with pytest.raises(ArchiveError, match="--filter must be one of"):
+        Options(filter="cnn").check()
