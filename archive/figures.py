@@ -337,41 +337,39 @@ def _trim_text(box: Box, ink: _Ink) -> Box:
 
 
 def _text_strip(box: Box, ink: _Ink) -> Box | None:
-    """The box without a text strip at one of its edges, or None when there is none."""
+    """The box without a text strip at its top or bottom, or None when there is none.
+
+    Rows only: captions and titles sit under or over pictures.
+    """
     x0, y0, x1, y1 = box
     s = ink.strong[y0:y1, x0:x1]
     h, w = s.shape
-    for axis, n in ((1, h),):  # rows only: captions and titles sit under or over pictures
-        free = s.sum(axis=axis) <= 0.01 * (w if axis == 1 else h)
-        for end in (True, False):
-            rng = range(n - 1, int(0.6 * n), -1) if end else range(0, int(0.4 * n))
-            prev_free = False
-            for i in rng:  # from the edge inward, the inner row of each free band
-                if free[i] and not prev_free:
-                    strip, keep = _halves(box, axis, i, end)
-                    t = _tighten(strip, ink.strong)
-                    if t is not None and _texty(t, ink, axis):
-                        return keep
-                prev_free = free[i]
+    free = s.sum(axis=1) <= 0.01 * w
+    for end in (True, False):
+        rng = range(h - 1, int(0.6 * h), -1) if end else range(0, int(0.4 * h))
+        prev_free = False
+        for i in rng:  # from the edge inward, the inner row of each free band
+            if free[i] and not prev_free:
+                strip, keep = _halves(box, i, end)
+                t = _tighten(strip, ink.strong)
+                if t is not None and _texty(t, ink):
+                    return keep
+            prev_free = free[i]
     return None
 
 
-def _halves(box: Box, axis: int, i: int, end: bool) -> tuple[Box, Box]:
-    """(strip beyond offset i toward the edge, the rest) along rows (1) or columns (0)."""
+def _halves(box: Box, i: int, end: bool) -> tuple[Box, Box]:
+    """(the rows beyond offset i toward the edge, the rest)."""
     x0, y0, x1, y1 = box
-    if axis == 1:
-        return ((x0, y0 + i, x1, y1), (x0, y0, x1, y0 + i)) if end else \
-            ((x0, y0, x1, y0 + i), (x0, y0 + i, x1, y1))
-    return ((x0 + i, y0, x1, y1), (x0, y0, x0 + i, y1)) if end else \
-        ((x0, y0, x0 + i, y1), (x0 + i, y0, x1, y1))
+    if end:
+        return (x0, y0 + i, x1, y1), (x0, y0, x1, y0 + i)
+    return (x0, y0, x1, y0 + i), (x0, y0 + i, x1, y1)
 
 
-def _texty(strip: Box, ink: _Ink, axis: int) -> bool:
+def _texty(strip: Box, ink: _Ink) -> bool:
     """A title (a row of big letters) or a line or two of text, not a slice of picture."""
     x0, y0, x1, y1 = strip
     if y1 - y0 < 1.5 * ink.th:
-        return False
-    if axis != 1:
         return False
     if _lettering(strip, ink):
         return True
