@@ -99,6 +99,11 @@ def vet_tab() -> None:
                    concurrency_id="vet")
 
 
+def _archive_pending(status: str, gallery=()) -> tuple:
+    """The tab's six outputs before a zip exists: no histogram, zip, review or tiles."""
+    return status, list(gallery), None, None, None, []
+
+
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
                 trigger, show, progress=gr.Progress()):
     """Stream a dataset build into the tab: status, crops, histogram and zip, then the review."""
@@ -106,13 +111,13 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
         paths = [Path(f) for f in uploads or []]
         paths += [serverpath.resolve_choice(c) for c in server or []]
     except ArchiveError as exc:
-        yield f"**{exc}**", [], None, None, None, []
+        yield _archive_pending(f"**{exc}**")
         return
     try:
         cut = float(threshold) if str(threshold or "").strip() else None
     except ValueError:
         message = f"**Threshold must be a number, or empty for the filter's own: {threshold!r}**"
-        yield message, [], None, None, None, []
+        yield _archive_pending(message)
         return
     options = dict(unit=unit, filter=filt if unit == "page" else "figures", threshold=cut,
                    size=int(size), resize=resize or None, keep_duplicates=bool(keep_duplicates),
@@ -120,18 +125,18 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
     try:
         for snap in archive_ui.run_job(paths, **options):
             if snap.error:
-                yield f"**{snap.error}**", snap.gallery, None, None, None, []
+                yield _archive_pending(f"**{snap.error}**", snap.gallery)
                 return
             if snap.total:
                 progress((snap.done, snap.total), desc=f"{snap.pages_per_s:.1f} pages/s")
             if snap.zip_path is None:
-                yield snap.status, snap.gallery, None, None, None, []
+                yield _archive_pending(snap.status, snap.gallery)
                 continue
             review = archive_ui.start_review(snap.zip_path)
             tiles = archive_ui.review_gallery(review, show)
             yield snap.status, snap.gallery, snap.histogram, str(snap.zip_path), review, tiles
     except ArchiveError as exc:
-        yield f"**{exc}**", [], None, None, None, []
+        yield _archive_pending(f"**{exc}**")
 
 
 def archive_toggle(review, show, evt: gr.SelectData):

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from archive.apply import read_dataset
 from archive.decisions import load as load_decisions
 from archive.decisions import sidecar
 from archive.dedup import Deduper
@@ -43,6 +44,7 @@ from archive.parts import (
     MANIFEST,
     PART_PAGES,
     PENDING,
+    POLL_S,
     SUCCESS,
     CollectionEvent,
     CollectionReport,
@@ -56,34 +58,17 @@ from archive.parts import (
     job_card,
     join_errors,
     locked,
-    peak_rss_mb,
     plan_units,
     reseed,
     tally,
     write_atomic,
 )
-from archive.pipeline import Options
+from archive.pipeline import Options, own_peak_rss_mb
 from archive.records import manifest_csv
 
 MAX_RETRIES = 3  # a worker killed mid-task (node lost, OOM killer, SIGKILL) is retried
 IN_FLIGHT_PER_CPU = 2
 INSTALL_HINT = "--ray needs Ray: pip install -r requirements-scale.txt"
-_POLL_S = 0.5
-
-
-
-
-
-
-
-
-
-
-# --- planning -------------------------------------------------------------------------
-
-
-
-
 
 
 def _shipped() -> list:
@@ -94,13 +79,7 @@ def _shipped() -> list:
     return [archive, buckets]
 
 
-
-
-
-
 # --- the task ---------------------------------------------------------------------------
-
-
 
 
 def _tracker_class() -> type:
@@ -123,15 +102,6 @@ def _tracker_class() -> type:
             return self.done
 
     return Tracker
-
-
-
-
-# --- reading a part back, and replaying its de-duplication ------------------------------
-
-
-
-
 
 
 # --- the driver -------------------------------------------------------------------------
@@ -178,16 +148,6 @@ def _check_reachable(address: str) -> None:
     except OSError as exc:
         raise ArchiveError(f"cannot reach the Ray cluster at {address}: "
                            f"{exc.strerror or exc}") from None
-
-
-
-
-
-
-
-
-
-
 
 
 def build_collection(
@@ -242,7 +202,7 @@ def build_collection(
         finally:
             sched.close()
             clean(out)  # after the tasks are gone: none of them writes here any more
-        report.driver_peak_rss_mb = round(peak_rss_mb(), 1)
+        report.driver_peak_rss_mb = round(own_peak_rss_mb(), 1)
         write_atomic(done, report.to_json().encode())
     return report
 
@@ -289,7 +249,7 @@ class _Scheduler:
     def result(self, k: int, tick: Callable[[dict[int, int]], None]) -> UnitResult:
         """Wait for unit k's task, telling ``tick`` the running tasks' pages meanwhile."""
         ray, ref = self.ray, self.refs[k]
-        while not ray.wait([ref], timeout=_POLL_S)[0]:
+        while not ray.wait([ref], timeout=POLL_S)[0]:
             tick(ray.get(self.tracker.pages.remote()))
         del self.refs[k]
         self.tracker.forget.remote(k)
@@ -338,8 +298,9 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
         sched.top_up()
         part = out / unit.part
         if unit.k not in sched.refs:
-            if holds(part, seen, opts):
-                finalised += tally(report, part, manifest)
+            done = holds(part, seen, opts)
+            if done is not None:
+                finalised += tally(report, done, manifest)
                 report.parts_resumed += 1
                 tick()
                 continue
@@ -348,18 +309,17 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
             part.unlink(missing_ok=True)
             sched.submit(unit)
         result = sched.result(unit.k, tick)
+        running.pop(unit.k, None)
         if result.pid:
             key = str(result.pid)
             report.worker_peak_rss_mb[key] = max(report.worker_peak_rss_mb.get(key, 0.0),
                                                  round(result.peak_rss_mb, 1))
         if result.error:
             report.errors[unit.source] = join_errors(report.errors.get(unit.source), result.error)
-            running.pop(unit.k, None)
             continue
         finalise(Path(result.pending), part, seen, opts)
         Path(result.pending).unlink(missing_ok=True)
-        running.pop(unit.k, None)
-        pages = tally(report, part, manifest)
+        pages = tally(report, read_dataset(part), manifest)
         finalised += pages
         report.pages_this_run += pages
         report.parts_built += 1
@@ -377,10 +337,6 @@ def _why(exc: BaseException) -> str:
         exc = inner
     lines = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-
-
 
 
 # --- the command ------------------------------------------------------------------------

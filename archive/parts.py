@@ -28,16 +28,22 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from archive.apply import read_dataset, replay, write_replayed
+from archive.apply import Dataset, read_dataset, replay, write_replayed
 from archive.decisions import DUPLICATE
 from archive.dedup import Deduper
 from archive.errors import ArchiveError
-from archive.pipeline import Options, build_dataset, build_info, make_plan, source_names
-from archive.pipeline import own_peak_rss_mb as peak_rss_mb
+from archive.pipeline import (
+    Options,
+    build_dataset,
+    build_info,
+    make_plan,
+    own_peak_rss_mb,
+    source_names,
+)
 
 PART_PAGES = 200  # a unit of a few minutes on one core: fine-grained, yet few pending files
 SUCCESS, MANIFEST, JOB, PENDING = "_SUCCESS", "manifest.csv", "_job.json", "_pending"
-_POLL_S = 0.5
+POLL_S = 0.5  # how often a task reports its pages, and the driver looks
 
 
 @dataclass(frozen=True)
@@ -205,7 +211,7 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
 
     def report(event) -> None:  # a few calls a second, not one a page
         now = time.monotonic()
-        if tracker is not None and (now - last[0] >= _POLL_S or event.done == event.total):
+        if tracker is not None and (now - last[0] >= POLL_S or event.done == event.total):
             tracker.report.remote(unit.k, event.done)
             last[0] = now
 
@@ -215,11 +221,13 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
     except ArchiveError as exc:
         error = str(exc)
         Path(str(pending) + ".partial").unlink(missing_ok=True)
-    return UnitResult(unit.k, None if error else str(pending), error, os.getpid(), peak_rss_mb())
+    return UnitResult(unit.k, None if error else str(pending), error, os.getpid(),
+                      own_peak_rss_mb())
 
 
-def holds(part: Path, seen: Deduper, opts: Options) -> bool:
-    """Whether a finished part's decisions hold against ``seen`` (which it then seeds).
+def holds(part: Path, seen: Deduper, opts: Options) -> Dataset | None:
+    """A finished part, read back, if its decisions hold against ``seen`` (which it
+    then seeds); None if they do not.
 
     The part is replayed as ``archive.apply`` replays a dataset: its duplicates are
     candidates again, so it replays to its own rows exactly when they still hold.
@@ -228,9 +236,10 @@ def holds(part: Path, seen: Deduper, opts: Options) -> bool:
         data = read_dataset(part)
         again = replay(data, opts.decisions or {}, seen, opts.keep_duplicates)
     except ArchiveError:
-        return False
+        return None
     before = [(r.kept, r.reason) for r in data.regions]
-    return before == [(it.region.kept, it.region.reason) for _, items in again for it in items]
+    after = [(it.region.kept, it.region.reason) for _, items in again for it in items]
+    return data if before == after else None
 
 
 def finalise(pending: Path, part: Path, seen: Deduper, opts: Options) -> None:
@@ -240,10 +249,9 @@ def finalise(pending: Path, part: Path, seen: Deduper, opts: Options) -> None:
     write_replayed(data, pages, part, build_info(opts), overwrite=True)
 
 
-def tally(report: CollectionReport, part: Path, manifest) -> int:
+def tally(report: CollectionReport, data: Dataset, manifest) -> int:
     """Add a finished part's counts to the report and its rows to the merged manifest."""
-    data = read_dataset(part)
-    pages, regions = data.pages, data.regions
+    part, pages, regions = data.path, data.pages, data.regions
     with zipfile.ZipFile(part) as zf:
         manifest.write(zf.read(MANIFEST).split(b"\n", 1)[1])  # its rows, as they are
     report.parts.append(part.name)

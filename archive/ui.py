@@ -21,7 +21,7 @@ from pathlib import Path
 from PIL import Image, ImageOps
 
 from archive.apply import apply, read_dataset
-from archive.decisions import DUPLICATE, Key
+from archive.decisions import Key
 from archive.errors import ArchiveError
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import RegionRecord
@@ -129,9 +129,10 @@ def start_review(dataset: Path) -> Review:
 def review_gallery(review: Review, limit: int = REVIEW_SHOW) -> list[tuple[Image.Image, str]]:
     """The most doubtful ``limit`` crops: kept ones framed green, dropped ones grey in red."""
     review.shown = review.order[: max(1, int(limit))]
-    with zipfile.ZipFile(review.dataset) as zf:
-        for r in review.shown:
-            if _key(r) not in review.thumbs:
+    missing = [r for r in review.shown if _key(r) not in review.thumbs]
+    if missing:  # a click only re-frames; the zip is opened for new thumbnails alone
+        with zipfile.ZipFile(review.dataset) as zf:
+            for r in missing:
                 review.thumbs[_key(r)] = thumbnail(zf.read(r.file_name))
     return [_tile(review, r) for r in review.shown]
 
@@ -143,9 +144,8 @@ def _tile(review: Review, r: RegionRecord) -> tuple[Image.Image, str]:
         img = ImageOps.grayscale(img).convert("RGB")
     framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
     mark = "✓ keep" if kept else "✗ drop"
-    dup = f" · {r.reason}" if r.reason.startswith(DUPLICATE) else ""
-    why = "" if dup or not r.reason else f" · {r.reason}"
-    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}{dup}"
+    why = f" · {r.reason}" if r.reason else ""
+    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}"
 
 
 def toggle(review: Review, index: int) -> None:
