@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from vet.gate import SPECIES_CLASSES, species_scores  # noqa: E402
 from vet.imaging import BadImage, load_image, to_tensor  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
-from vet.pipeline import answer_probs, decide, neighbour_shares  # noqa: E402
+from vet.pipeline import decide, decide_args  # noqa: E402
 
 SPECIES = ("chicken", "cow", "duck", "goat", "pig", "sheep")
 TOP5_FIT = {**{s: set(SPECIES_CLASSES[s]) for s in SPECIES}, "goat": {348, 349, 350}}
@@ -69,18 +69,13 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
     with torch.inference_mode():
         for s in range(0, len(images), bs):
             o = model(pixel_values=to_tensor(images[s: s + bs], size))
-            labels, cond = answer_probs(cfg, o.logits)
-            ref = o.reference_logits.float().softmax(-1)
-            trained = [cfg.id2label[k] for k in range(o.logits.shape[1])]
-            shares = neighbour_shares(o.neighbour_share, trained, labels)
-            for j in range(len(cond)):
-                sim = None if o.prototype_similarity is None else float(o.prototype_similarity[j])
-                dist = None if o.ood_distance is None else float(o.ood_distance[j])
-                share = shares[j] if shares else None
-                out["triage"].append(decide(names[s + j], cond[j].tolist(), labels, ref[j], sim,
-                                            getattr(cfg, "prototype_threshold", None), dist,
-                                            getattr(cfg, "ood_threshold", None), share,
-                                            getattr(cfg, "knn_threshold", None)))
+            rows = decide_args(cfg, o)
+            labels = rows[0][1]
+            cond = torch.tensor([r[0] for r in rows])
+            ref = torch.stack([r[2] for r in rows])
+            for j, args in enumerate(rows):
+                out["triage"].append(decide(names[s + j], *args))
+                share = args[7]
                 best = labels[int(cond[j].argmax())]
                 out["knn"].append(share[best] if share else 0.0)
             out["pred"] += [labels[k] for k in cond.argmax(-1).tolist()]

@@ -4,7 +4,7 @@
 
 The model folder's ``val_split.csv`` (written by ``python -m vet.train``) lists
 the validation photos: licensed, never trained on, and never the held-out test
-photos. For each candidate ``MIN_CONFIDENCE`` the whole triage runs (gate,
+photos. For each candidate ``min_confidence`` the whole triage runs (gate,
 species scope, FMD alert, open set, neighbour check) and the share of photos
 answered right and wrong is printed; the rule picks the lowest threshold at
 which ``--keep`` of the answers given are right. No ``use=measure`` photo is
@@ -34,24 +34,12 @@ GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
 def decide_inputs(model, images: list, bs: int = 32) -> list[tuple]:
     """Per photo, the arguments of ``pipeline.decide`` after the model ran once."""
-    cfg = model.config
-    size = int(getattr(cfg, "image_size", 224))
+    size = int(getattr(model.config, "image_size", 224))
     rows = []
     with torch.inference_mode():
         for s in range(0, len(images), bs):
             o = model(pixel_values=to_tensor(images[s: s + bs], size))
-            labels, cond = pipeline.answer_probs(cfg, o.logits)
-            trained = [cfg.id2label[k] for k in range(o.logits.shape[1])]
-            shares = pipeline.neighbour_shares(o.neighbour_share, trained, labels)
-            ref = o.reference_logits.float().softmax(-1)
-            for j in range(len(cond)):
-                rows.append((str(s + j), cond[j].tolist(), labels, ref[j],
-                             None if o.prototype_similarity is None
-                             else float(o.prototype_similarity[j]),
-                             getattr(cfg, "prototype_threshold", None),
-                             None if o.ood_distance is None else float(o.ood_distance[j]),
-                             getattr(cfg, "ood_threshold", None),
-                             shares[j] if shares else None, getattr(cfg, "knn_threshold", None)))
+            rows += [(str(s + j), *a) for j, a in enumerate(pipeline.decide_args(model.config, o))]
     return rows
 
 
@@ -76,8 +64,8 @@ def main() -> int:
     picked = None
     print(f"{'min conf':>8s} {'answered':>9s} {'right':>7s} {'wrong':>7s} {'precision':>9s}")
     for thr in GRID:
-        pipeline.MIN_CONFIDENCE = thr
-        outs = [outcome(pipeline.decide(*a), y) for a, y in zip(inputs, truths, strict=True)]
+        outs = [outcome(pipeline.decide(*a, min_confidence=thr), y)
+                for a, y in zip(inputs, truths, strict=True)]
         right, wrong = np.mean([o == "right" for o in outs]), np.mean([o == "wrong" for o in outs])
         precision = right / max(right + wrong, 1e-9)
         if picked is None and precision >= args.keep:

@@ -30,6 +30,8 @@ from vet.gate import (
     species_scores,
 )
 from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor
+from vet.labels import answer_columns, answer_logits
+from vet.labels import base as base_label
 
 CONDITIONS_FILE = Path(__file__).with_name("conditions.json")
 # Calibrated top-1 below this is "uncertain". With it (and the open-set threshold at the
@@ -114,6 +116,7 @@ def decide(
     ood_threshold: float | None = None,
     neighbours: dict[str, float] | None = None,
     neighbour_min: float | None = None,
+    min_confidence: float = MIN_CONFIDENCE,
 ) -> Triage:
     """Turn the model's outputs for one photo into a Triage (see the module docstring).
 
@@ -167,7 +170,7 @@ def decide(
 
     if FMD in allowed and p_fmd >= FMD_ALERT and (best == FMD or not _info(best)["notifiable"]):
         _answer(base, FMD, p_fmd)
-        if best == FMD and p_fmd >= MIN_CONFIDENCE and not unlike and not few(FMD):
+        if best == FMD and p_fmd >= min_confidence and not unlike and not few(FMD):
             base.advice = _join(_info(FMD)["advice"], notes)
             return base
         why = ("unlike the training photos" if unlike or few(FMD) and best == FMD
@@ -189,7 +192,7 @@ def decide(
                           f"unlike the training photos of {best} ({neighbours[best]:.0%} of the "
                           f"nearest are {best}, under {neighbour_min:.0%})")
     _answer(base, best, probs[best])
-    if base.confidence < MIN_CONFIDENCE:
+    if base.confidence < min_confidence:
         return _uncertain(base, _join(_info(best)["advice"], notes),
                           f"low confidence ({base.confidence:.0%})", keep_answer=True)
     base.advice = _join(_info(best)["advice"], notes)
@@ -278,10 +281,9 @@ def answer_probs(config: Any, logits: Any) -> tuple[list[str], Any]:
     """
     import torch
 
-    from vet.labels import answer_logits, base
-
     trained = [config.id2label[k] for k in range(logits.shape[1])]
-    labels = list(getattr(config, "answer_labels", None) or dict.fromkeys(map(base, trained)))
+    labels = list(getattr(config, "answer_labels", None)
+                  or dict.fromkeys(map(base_label, trained)))
     temp = float(getattr(config, "calibration_temperature", 1.0) or 1.0)
     return labels, torch.softmax(answer_logits(logits, trained, labels, temp), -1)
 
@@ -291,11 +293,25 @@ def neighbour_shares(share: Any, trained: list[str], labels: list[str]
     """Per photo, the nearest training photos' share in each answer label (sub-classes added)."""
     if share is None:
         return None
-    from vet.labels import answer_columns
-
     cols = answer_columns(trained, labels)
     return [{a: float(row[c].sum()) for a, c in zip(labels, cols, strict=True)}
             for row in share.float()]
+
+
+def decide_args(config: Any, out: Any) -> list[tuple]:
+    """Per photo of one forward pass, ``decide``'s arguments after the photo's name."""
+    import torch
+
+    trained = [config.id2label[k] for k in range(out.logits.shape[1])]
+    labels, cond = answer_probs(config, out.logits)
+    ref = torch.softmax(out.reference_logits.float(), -1)
+    shares = neighbour_shares(out.neighbour_share, trained, labels)
+    sims, dists = out.prototype_similarity, out.ood_distance
+    thr, ood_thr, knn_thr = (getattr(config, k, None) for k in
+                             ("prototype_threshold", "ood_threshold", "knn_threshold"))
+    return [(cond[j].tolist(), labels, ref[j], None if sims is None else float(sims[j]), thr,
+             None if dists is None else float(dists[j]), ood_thr,
+             shares[j] if shares else None, knn_thr) for j in range(len(cond))]
 
 
 def triage_many(
@@ -307,7 +323,6 @@ def triage_many(
     device: str | None = None,
 ) -> list[Triage]:
     """Triage several photos with one model load per batch (``keep`` loads once overall)."""
-    import torch
 
     from vet.model_io import holder
 
@@ -331,24 +346,15 @@ def triage_many(
             size = int(getattr(m.config, "image_size", 224))
             x = to_tensor([img for _, _, img in chunk], size)
             out = m(pixel_values=x)
-            trained = [m.config.id2label[k] for k in range(out.logits.shape[1])]
-            labels, cond = answer_probs(m.config, out.logits)
-            ref = torch.softmax(out.reference_logits.float(), -1)
-            sims, dists = out.prototype_similarity, out.ood_distance
-            shares = neighbour_shares(out.neighbour_share, trained, labels)
-            knn_thr = getattr(m.config, "knn_threshold", None)
-            thr = getattr(m.config, "prototype_threshold", None)
-            ood_thr = getattr(m.config, "ood_threshold", None)
             answers = []
-            for j, (_, name, img) in enumerate(chunk):
-                sim = float(sims[j]) if sims is not None else None
-                dist = float(dists[j]) if dists is not None else None
-                t = decide(name, cond[j].tolist(), labels, ref[j], sim, thr, dist, ood_thr,
-                           shares[j] if shares else None, knn_thr)
+            for j, ((_, name, img), args) in enumerate(zip(chunk, decide_args(m.config, out),
+                                                           strict=True)):
+                t = decide(name, *args)
+                labels = args[1]
                 if heatmap and t.condition in labels:
                     from vet.heatmap import grad_cam, overlay
-                    from vet.labels import answer_columns
 
+                    trained = [m.config.id2label[k] for k in range(out.logits.shape[1])]
                     cols = answer_columns(trained, labels)[labels.index(t.condition)]
                     k = max(cols, key=lambda c: float(out.logits[j, c]))  # its likeliest part
                     t.heatmap = overlay(img, grad_cam(m, img, k, size))
