@@ -62,9 +62,13 @@ class Result:
     interrupted: bool
     lora_file: Path | None
     loop_seconds: float = 0.0  # the training loop alone: no loading, caching or saving
-    steps_run: int = 0  # steps done by this call (not counting resumed ones)
     peak_vram_mb: float | None = None  # during the training loop, on CUDA
     step_seconds: list[float] = field(default_factory=list)  # each step of this call
+
+    @property
+    def steps_run(self) -> int:
+        """Steps done by this call (not counting resumed ones)."""
+        return len(self.step_seconds)
 
 
 def train_lora(cfg: TrainConfig) -> Result:
@@ -131,7 +135,7 @@ def train_lora(cfg: TrainConfig) -> Result:
     bar.close()
     loop_s, peak = time.perf_counter() - t_loop, peak_vram_mb(t)
     checkpoint(t, out, step, cfg)
-    result = Result(out, step, loss_value, stopped, None, loop_s, step - start, peak, times)
+    result = Result(out, step, loss_value, stopped, None, loop_s, peak, times)
     if stopped:
         print(f"stopped at step {step}; checkpoint saved, continue with --resume")
         return result
