@@ -300,23 +300,25 @@ def main() -> None:
     print(f"preview side {preview_side()} px; PARAMS {F.PARAMS}")
 
     pages = moreno_pages()
-    ms = []
+    ms, found = [], []
     for p in pages:
         p.preview = load_preview(DATA / p.name)
         t = time.process_time()
         regions = F.candidates(p.preview)
         ms.append((time.process_time() - t) * 1000)
+        found.append([r.box for r in regions if r.kept])  # what F.figures keeps
         if sheets is not None:
             sheets["moreno"].append((Path(p.name).name, p.preview, p.truth, regions))
-    shipped = score((p.truth, kept_boxes(p.preview)) for p in pages)
+    shipped = score((p.truth, boxes) for p, boxes in zip(pages, found, strict=True))
     cv, chosen = moreno_cv(pages)
     print(f"Moreno, leave-one-chapbook-out CV ({len({p.group for p in pages})} chapbooks, "
           f"{len(pages)} pages):\n  {fmt(cv)}")
     print(f"  chosen ((seed_h, big), pad) per fold: {dict(chosen.most_common())}")
     print(f"Moreno, shipped PARAMS (tuned on all of it):\n  {fmt(shipped)}")
     for side in (480, 720):  # held-out scans of other sizes give other preview sizes
-        s = score((p.truth, kept_boxes(load_preview(DATA / p.name, side))) for p in pages)
-        size = load_preview(DATA / pages[0].name, side).size
+        previews = [load_preview(DATA / p.name, side) for p in pages]
+        s = score((p.truth, kept_boxes(v)) for p, v in zip(pages, previews, strict=True))
+        size = previews[0].size
         print(f"Moreno decoded at preview side {side} ({size[0]}x{size[1]} px), shipped:"
               f"\n  {fmt(s)}")
 
