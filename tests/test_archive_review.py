@@ -17,6 +17,7 @@ import archive
 from archive import decisions
 from archive.review import write_review
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
+from tests.zips import region_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTS = dict(size=128)
@@ -29,11 +30,6 @@ def entries(path: Path) -> dict[str, object]:
         out["manifest.csv"] = [r[:-1] for r in csv.reader(io.StringIO(zf.read("manifest.csv")
                                                                       .decode()))]
     return out
-
-
-def regions(path: Path) -> list[dict[str, str]]:
-    with zipfile.ZipFile(path) as zf:
-        return list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +61,7 @@ def edit(rows: list[dict[str, str]], path: Path) -> dict[str, str]:
 
 def test_candidates_are_kept_for_review_and_never_trained_on(built):
     _, out = built
-    rows = regions(out)
+    rows = region_rows(out)
     with zipfile.ZipFile(out) as zf:
         names = set(zf.namelist())
         meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
@@ -80,7 +76,7 @@ def test_candidates_are_kept_for_review_and_never_trained_on(built):
 
 def test_apply_gives_the_bytes_of_a_build_with_the_same_decisions(built, tmp_path):
     pdf, out = built
-    choice = edit(regions(out), tmp_path / "edited.csv")
+    choice = edit(region_rows(out), tmp_path / "edited.csv")
     proc = subprocess.run(
         [sys.executable, "-m", "archive.apply", str(out), str(tmp_path / "edited.csv"),
          "-o", str(tmp_path / "curated.zip")], cwd=ROOT, capture_output=True, text=True)
@@ -89,9 +85,9 @@ def test_apply_gives_the_bytes_of_a_build_with_the_same_decisions(built, tmp_pat
     archive.build_dataset([pdf], fresh, decisions=decisions.load(tmp_path / "edited.csv"),
                           **OPTS)
     assert entries(tmp_path / "curated.zip") == entries(fresh)
-    after = {r["file_name"].split("/", 1)[1]: r for r in regions(tmp_path / "curated.zip")
+    after = {r["file_name"].split("/", 1)[1]: r for r in region_rows(tmp_path / "curated.zip")
              if r["file_name"]}
-    before = {r["file_name"].split("/", 1)[1]: r for r in regions(out) if r["file_name"]}
+    before = {r["file_name"].split("/", 1)[1]: r for r in region_rows(out) if r["file_name"]}
     changed = {k for k in before if before[k]["kept"] != after[k]["kept"]}
     assert changed == {choice[k].split("/", 1)[1] for k in ("dropped", "kept", "dup")}
     assert decisions.sidecar(tmp_path / "curated.zip").exists()
@@ -99,7 +95,7 @@ def test_apply_gives_the_bytes_of_a_build_with_the_same_decisions(built, tmp_pat
 
 def test_decisions_survive_an_interrupted_build_and_its_resume(built, tmp_path):
     pdf, out = built
-    edit(regions(out), tmp_path / "edited.csv")
+    edit(region_rows(out), tmp_path / "edited.csv")
     target = tmp_path / "again.zip"
     decisions.save(decisions.sidecar(target), decisions.load(tmp_path / "edited.csv"))
 
@@ -120,7 +116,7 @@ def test_decisions_survive_an_interrupted_build_and_its_resume(built, tmp_path):
 def test_review_html_lists_every_candidate_and_needs_no_network(built, tmp_path):
     _, out = built
     page = write_review(out, tmp_path / "review.html").read_text(encoding="utf-8")
-    stored = [r for r in regions(out) if r["file_name"]]
+    stored = [r for r in region_rows(out) if r["file_name"]]
     keys = re.findall(r'data-key="([^"]+)"', page)
     assert sorted(keys) == sorted(f"{r['source']}|{r['page']}|{r['index']}" for r in stored)
     assert page.count('src="data:image/jpeg;base64,') == len(stored)
@@ -132,7 +128,7 @@ def test_review_html_lists_every_candidate_and_needs_no_network(built, tmp_path)
 
 def test_apply_refuses_what_it_cannot_do_without_decoding(built, tmp_path):
     _, out = built
-    rows = regions(out)
+    rows = region_rows(out)
     unstored = next(r for r in rows if not r["file_name"])
     unstored["decision"] = "keep"
     with open(tmp_path / "bad.csv", "w", newline="", encoding="utf-8") as fh:

@@ -8,7 +8,6 @@ Moreno chapbooks in the shared data (``figures/moreno/regions.csv``, CC BY-SA 4.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import importlib.util
 import io
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pdf_factory import chapbook_boxes
 from tests.test_lora import offline_env  # noqa: F401 - the same offline, one-thread setup
 
 # Real woodcut regions: name -> (page image, the box's width / height).
@@ -34,22 +34,12 @@ CROPS = {
 LONG_SIDE = 300  # crops are scaled to this long side: small, still several buckets apart
 
 
-def moreno_regions(shared: Path) -> dict[str, list[tuple[int, int, int, int]]]:
-    boxes: dict[str, list[tuple[int, int, int, int]]] = {}
-    with open(shared / "figures" / "moreno" / "regions.csv", newline="") as fh:
-        for r in csv.DictReader(fh):
-            if r["kind"] == "illustration":
-                box = tuple(int(r[k]) for k in ("x0", "y0", "x1", "y1"))
-                boxes.setdefault(Path(r["file"]).name, []).append(box)  # type: ignore[arg-type]
-    return boxes
-
-
 def real_crop(shared: Path, name: str, long_side: int = LONG_SIDE):
     """The annotated woodcut ``CROPS[name]``, scaled to ``long_side``."""
     from PIL import Image
 
     page, ratio = CROPS[name]
-    boxes = moreno_regions(shared)[page]
+    boxes = chapbook_boxes(shared)[shared / "figures" / "moreno" / "images" / page]
     box = min(boxes, key=lambda b: abs((b[2] - b[0]) / (b[3] - b[1]) - ratio))
     with Image.open(shared / "figures" / "moreno" / "images" / page) as im:
         crop = im.convert("RGB").crop(box)

@@ -29,6 +29,7 @@ from archive.errors import ArchiveError
 from archive.pipeline import Options, source_names
 from bench.magazine import write_magazine_pdf
 from tests.pdf_factory import chapbook_pages, scans_pdf
+from tests.zips import region_rows
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,8 +248,7 @@ def test_a_finished_part_holds_only_against_the_hashes_it_was_built_with(shared_
     pdf = scans_pdf(tmp_path / "c.pdf", [pages[0], pages[1], pages[0]])  # page 3 repeats 1
     part = tmp_path / "part-00000.zip"
     archive.build_dataset([pdf], part, **OPTIONS)
-    with zipfile.ZipFile(part) as zf:
-        rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+    rows = region_rows(part)
     kept = [r for r in rows if r["kept"] == "1"]
     assert kept and any(r["reason"].startswith("duplicate of ") for r in rows)
     opts = Options(**OPTIONS).check()
@@ -281,8 +281,7 @@ def test_the_curators_decisions_stick_on_ray_too(ray_session, shared_data, tmp_p
     pdf = scans_pdf(tmp_path / "c.pdf", [pages[0], pages[1], pages[0]])
     plain = tmp_path / "plain.zip"
     archive.build_dataset([pdf], plain, **OPTIONS)
-    with zipfile.ZipFile(plain) as zf:
-        rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+    rows = region_rows(plain)
     dropped = next(r for r in rows if r["kept"] == "1")
     choice = {(dropped["source"], int(dropped["page"]), int(dropped["index"])): "drop"}
     decisions.save(decisions.sidecar(tmp_path / "out"), choice)

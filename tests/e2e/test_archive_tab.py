@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import csv
-import io
 import zipfile
 
 import pytest
@@ -10,6 +8,7 @@ from archive.apply import read_dataset
 from archive.review import by_doubt
 from tests.e2e.harness import browser, build_in_tab, chromium_path, running_app
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
+from tests.zips import kept_by_key
 
 pytestmark = pytest.mark.e2e
 
@@ -44,12 +43,6 @@ def test_upload_a_scan_and_download_the_dataset(shared_data, tmp_path):
     assert kept and all(n.startswith("images/Moda_1890_p") and "_f" in n for n in kept)
 
 
-def _kept(zip_path) -> dict[str, bool]:
-    with zipfile.ZipFile(zip_path) as zf:
-        rows = csv.DictReader(io.StringIO(zf.read("regions.csv").decode()))
-        return {f"{r['page']}#{r['index']}": r["kept"] == "1" for r in rows}
-
-
 def test_review_two_crops_rebuild_and_download(shared_data, tmp_path):
     """Toggle the two most doubtful crops, rebuild: the zip has exactly those two changes."""
     chromium_path()
@@ -78,5 +71,5 @@ def test_review_two_crops_rebuild_and_download(shared_data, tmp_path):
         second.value.save_as(curated)
     data = read_dataset(built)
     toggled = {f"{r.page}#{r.index}" for r in by_doubt(data.regions, data.threshold)[:2]}
-    before, after = _kept(built), _kept(curated)
+    before, after = kept_by_key(built), kept_by_key(curated)
     assert {k for k in before if before[k] != after[k]} == toggled

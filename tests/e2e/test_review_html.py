@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,15 +11,10 @@ import pytest
 import archive
 from tests.e2e.harness import browser, chromium_path
 from tests.pdf_factory import chapbook_pages, scans_pdf
+from tests.zips import kept_by_key
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def kept(zip_path: Path) -> dict[str, bool]:
-    with zipfile.ZipFile(zip_path) as zf:
-        rows = csv.DictReader(io.StringIO(zf.read("regions.csv").decode()))
-        return {f"{r['page']}#{r['index']}": r["kept"] == "1" for r in rows}
 
 
 def test_review_html_offline_export_then_apply(shared_data, tmp_path):
@@ -38,7 +30,7 @@ def test_review_html_offline_export_then_apply(shared_data, tmp_path):
         page = ctx.new_page()
         page.goto((tmp_path / "review.html").as_uri())
         cards = page.locator(".card")
-        assert 3 <= cards.count() <= len(kept(dataset))
+        assert 3 <= cards.count() <= len(kept_by_key(dataset))
         key = page.locator(".card.kept").first.get_attribute("data-key")
         target = page.locator(f'.card[data-key="{key}"]')
         target.locator("input").uncheck()
@@ -51,6 +43,6 @@ def test_review_html_offline_export_then_apply(shared_data, tmp_path):
                            str(tmp_path / "regions.csv"), "-o", str(out)], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    before, after = kept(dataset), kept(out)
+    before, after = kept_by_key(dataset), kept_by_key(out)
     source, page_no, index = key.split("|")
     assert {k for k in before if before[k] != after[k]} == {f"{page_no}#{index}"}
