@@ -272,8 +272,10 @@ def uncertain_reasons(results: list) -> dict[str, float]:
     kinds = Counter()
     for t in results:
         if t.status == "uncertain":
+            r = re.sub(r"^unlike the training photos \((distance|energy).*",
+                       r"unlike the training photos: \1", t.reason or "")
             r = re.sub(r"unlike the training photos of \w+", "unlike the training photos of X",
-                       re.sub(r" ?\(.*", "", t.reason or ""))
+                       re.sub(r" ?\(.*", "", r))
             r = re.sub(r"^\w+: no condition can be screened.*", "a species it cannot screen", r)
             r = re.sub(r"for a [\w/]+$", "for that species", r)
             kinds[r] += 1

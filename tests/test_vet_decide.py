@@ -156,3 +156,21 @@ def test_sub_classes_add_up_to_their_condition_and_unanswered_classes_drop_out()
     logits = torch.log(torch.tensor([[0.1, 0.3, 0.4, 0.2]]))
     p = answer_logits(logits, trained, ["fmd", "healthy"]).softmax(-1)[0]
     torch.testing.assert_close(p, torch.tensor([0.125, 0.875]))
+
+
+def test_logits_with_little_evidence_for_any_class_are_unlike_the_training_photos():
+    ref = imagenet(ox=0.3)
+    sure = probs(lumpy_skin=0.95)
+
+    def at(energy: float, cond=sure) -> Triage:
+        return decide("x.jpg", cond, LABELS, ref, 0.9, 0.5, 10.0, 100.0, None, None,
+                      energy, 2.0)
+
+    assert at(2.5).status == "ok" and at(2.5).condition == "lumpy_skin"
+    t = at(1.5)
+    assert t.status == "uncertain" and t.condition is None and t.top == []
+    assert t.reason.startswith("unlike the training photos (energy 1.50 < 2.00")
+    assert why_uncertain(t, "en") == "photo unlike the photos the model learned from"
+    t = at(1.5, probs(fmd=0.95))  # FMD is still the warning, never a silent withhold
+    assert t.status == "uncertain" and t.condition == "fmd"
+    assert "foot-and-mouth" in t.reason and "unlike the training photos" in t.reason

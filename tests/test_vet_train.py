@@ -42,3 +42,13 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
     assert o.logits.shape == (1, 2) and o.reference_logits.shape == (1, 1000)
     assert o.prototype_similarity is not None
     assert o.neighbour_share.shape == (1, 2) and float(o.neighbour_share.sum()) == 1.0
+    # The energy threshold is the validation photos' 5th percentile: the model's own
+    # photos stay above it, and it reaches the triage through the config.
+    from vet.imaging import load_image, to_tensor
+
+    thr = model.config.energy_threshold
+    assert np.isfinite(thr)
+    with torch.inference_mode():
+        o = model(pixel_values=to_tensor([load_image(it.path) for it in items]))
+    energy = torch.logsumexp(o.logits.float(), -1).numpy()
+    assert (energy >= thr - 0.05).mean() >= 0.8

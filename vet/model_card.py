@@ -54,7 +54,9 @@ species guess; and `ood_distance`, the squared Mahalanobis distance of the condi
 features to the nearest training class (class means and a shared covariance, whitened
 into `ood_projection` / `ood_means`); above `config.ood_threshold`
 ({res.get('ood_threshold', float('nan')):.1f}, the 95th percentile of the validation photos)
-the triage answers `uncertain`. Batch norms are folded into the convolutions.
+the triage answers `uncertain`, and so it does when the energy score (logsumexp of `logits`)
+is under `config.energy_threshold` ({res.get('energy_threshold', float('nan')):.2f}, the 5th
+percentile of the validation photos). Batch norms are folded into the convolutions.
 
 ## How it was made
 `python -m vet.train {report['data']} -o MODEL_DIR` (seed {report['seed']},

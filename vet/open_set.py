@@ -4,6 +4,10 @@
   close-up through when it resembles them.
 * Class-conditional Gaussians of the fine-tuned features (Mahalanobis distance,
   Lee et al. 2018): a photo far from every class is "unlike the training photos".
+* The energy score of the condition logits (Liu et al. 2020): low evidence for
+  every trained class is "unlike the training photos" too.
+* A labelled neighbour memory: an answer few of the nearest training photos share
+  is withheld.
 """
 
 from __future__ import annotations
@@ -125,6 +129,13 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
             "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,
             "dim": dim, "shrink": shrink}
+
+
+def energy_threshold(val_logits: torch.Tensor, keep: float = 0.95) -> float:
+    """Energy (logsumexp of the logits; Liu et al. 2020) under which a photo is unlike
+    the training photos: the ``1 - keep`` quantile of the validation photos, so, like
+    the Mahalanobis threshold, it is set without any out-of-distribution photo."""
+    return float(torch.quantile(torch.logsumexp(val_logits.float(), -1), 1 - keep))
 
 
 def attach_neighbours(full, memory: dict, k: int, threshold: float) -> None:

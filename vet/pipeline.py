@@ -6,8 +6,9 @@ disease answer. Then only conditions listed for the species in view may be
 named (never mastitis on a pig). A real chance of foot-and-mouth disease
 withholds every non-notifiable answer (``uncertain`` plus the FMD warning); a
 photo far from every training class in the condition features (Mahalanobis
-distance) is ``uncertain`` ("unlike the photos the model learned from"), and
-so is a low-confidence one; only then ``ok``.
+distance), or one whose logits carry little evidence for any trained class (a
+low energy score), is ``uncertain`` ("unlike the photos the model learned
+from"), and so is a low-confidence one; only then ``ok``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Triage:
     reason: str | None = None
     livestock_p: float | None = None
     ood_distance: float | None = None  # to the nearest training class; higher = less alike
+    energy: float | None = None  # logsumexp of the condition logits; lower = less alike
     heatmap: Image.Image | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -116,13 +118,16 @@ def decide(
     ood_threshold: float | None = None,
     neighbours: dict[str, float] | None = None,
     neighbour_min: float | None = None,
+    energy: float | None = None,
+    energy_min: float | None = None,
     min_confidence: float = MIN_CONFIDENCE,
 ) -> Triage:
     """Turn the model's outputs for one photo into a Triage (see the module docstring).
 
     ``neighbours`` is the share of the photo's nearest training photos (ImageNet
     features) in each answer label; an answer whose share is under
-    ``neighbour_min`` is withheld.
+    ``neighbour_min`` is withheld. ``energy`` under ``energy_min`` counts as
+    unlike the training photos, as a distance over ``ood_threshold`` does.
     """
     tab = table()
     live_p = float(farm_mass(imagenet_probs))
@@ -157,10 +162,14 @@ def decide(
             return _uncertain(base, notes, f"species unclear ({' or '.join(sorted(scope))}): "
                                            "no condition can be screened for all of them")
         return _uncertain(base, notes, f"{base.species}: no condition can be screened for it")
-    unlike = (ood_distance is not None and ood_threshold is not None
-              and ood_distance > ood_threshold)
+    far = (ood_distance is not None and ood_threshold is not None
+           and ood_distance > ood_threshold)
+    weak = energy is not None and energy_min is not None and energy < energy_min
+    unlike = far or weak
     if ood_distance is not None:
         base.ood_distance = round(ood_distance, 2)
+    if energy is not None:
+        base.energy = round(energy, 3)
     p_fmd = probs.get(FMD, 0.0)
     best = order[0]
 
@@ -179,9 +188,10 @@ def decide(
                           f"possible foot-and-mouth disease, {why}", tips=False)
     if unlike:
         base.top = []
+        score = (f"distance {ood_distance:.0f} > {ood_threshold:.0f}" if far
+                 else f"energy {energy:.2f} < {energy_min:.2f}")
         return _uncertain(base, _join(tab["unlike_training"], notes),
-                          f"unlike the training photos (distance {ood_distance:.0f} > "
-                          f"{ood_threshold:.0f})")
+                          f"unlike the training photos ({score})")
     if best == FMD:  # only FMD may be named here, and there is little sign of it
         return _uncertain(base, notes, f"no sign of the conditions it can screen for a "
                                        f"{'/'.join(sorted(scope - {CATTLE}))} ({p_fmd:.0%} FMD)")
@@ -307,11 +317,14 @@ def decide_args(config: Any, out: Any) -> list[tuple]:
     ref = torch.softmax(out.reference_logits.float(), -1)
     shares = neighbour_shares(out.neighbour_share, trained, labels)
     sims, dists = out.prototype_similarity, out.ood_distance
-    thr, ood_thr, knn_thr = (getattr(config, k, None) for k in
-                             ("prototype_threshold", "ood_threshold", "knn_threshold"))
+    energy = torch.logsumexp(out.logits.float(), -1)
+    thr, ood_thr, knn_thr, e_thr = (getattr(config, k, None) for k in
+                                    ("prototype_threshold", "ood_threshold", "knn_threshold",
+                                     "energy_threshold"))
     return [(cond[j].tolist(), labels, ref[j], None if sims is None else float(sims[j]), thr,
              None if dists is None else float(dists[j]), ood_thr,
-             shares[j] if shares else None, knn_thr) for j in range(len(cond))]
+             shares[j] if shares else None, knn_thr, float(energy[j]), e_thr)
+            for j in range(len(cond))]
 
 
 def triage_many(

@@ -39,6 +39,7 @@ from vet.model_card import model_card, print_report
 from vet.open_set import (
     _attach_open_set,
     attach_neighbours,
+    energy_threshold,
     imagenet_pooled,
     neighbour_memory,
     neighbour_share,
@@ -225,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--knn-k", type=int, default=10, help="neighbours it looks at")
     ap.add_argument("--knn-keep", type=float, default=0.97,
                     help="share of right validation answers its threshold keeps")
+    ap.add_argument("--energy-keep", type=float, default=0.95,
+                    help="share of validation photos the energy threshold keeps (0 = none)")
     ap.add_argument("--dump-folds", default=None,
                     help="write each fold's validation and test logits here (npz)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
@@ -302,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                "n_train": len(tr), "n_val": len(va), "val_macro_f1": val_f1,
                **evaluate_fold(vlog, y[va], tlog, y[te], labels, answer,
                                [items[i].source for i in te])}
+        if args.energy_keep:
+            res["energy_threshold"] = energy_threshold(vlog, args.energy_keep)
         print(json.dumps({k: v for k, v in res.items()
                           if not k.startswith(("per_class", "per_source", "all_labels"))}),
               file=sys.stderr)
@@ -340,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                              labels, answer, args.knn_dim, args.knn_k, args.knn_keep)
         res["knn_threshold"] = knn["threshold"]
     save_model(model, labels, args.branch_from, res["temperature"], args.size, out,
-               protos, threshold, answer, ood, knn)
+               protos, threshold, answer, ood, knn, res.get("energy_threshold"))
     gate_stats = _gate_stats(cache["ref_probs"][te].float())
     report = {
         "data": " ".join(map(str, args.data)), "labels": labels, "core_labels": core,
@@ -397,7 +402,7 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
                answer: list[str] | None = None, ood: dict | None = None,
-               knn: dict | None = None) -> None:
+               knn: dict | None = None, energy_min: float | None = None) -> None:
     """Write the fine-tuned model with the ImageNet reference tail, stored as float16."""
     from vet.convert import vet_model_from_imagenet
 
@@ -415,6 +420,8 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
         _attach_open_set(full, ood)
     if knn is not None:
         attach_neighbours(full, knn["memory"], knn["k"], knn["threshold"])
+    if energy_min is not None:
+        full.config.energy_threshold = energy_min
     full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
     full.half().save_pretrained(out, safe_serialization=True)
