@@ -303,6 +303,9 @@ def print_summary(r: dict) -> None:
               f"uncertain {v['uncertain']:.3f} not_livestock {v['not_livestock']:.3f}")
     print("use=measure uncertain, why: " + "; ".join(
         f"{k} {v:.3f}" for k, v in r["measure_uncertain_reasons"].items()))
+    f = r["measure_fmd_flagged"]
+    print(f"use=measure FMD photos: {f['answered']} answered FMD, {f['warned']} warned of FMD, "
+          f"{f['n'] - f['answered'] - f['warned']} neither, of {f['n']}")
     m = r["mouth_foot_udder_eye"]
     print(f"mouth/foot close-ups with a confident udder or eye answer: {m['udder_or_eye_ok']} "
           f"of {m['n']}; FMD teat photos: {m['fmd_teat_photos_udder_or_eye_ok']} of "
@@ -359,6 +362,11 @@ def main() -> int:
     report["measure_all"] = tally(ms["triage"], [r["label"] for r in rows])
     report["mouth_foot_udder_eye"] = mouth_foot_check(rows, ms["triage"])
     report["measure_uncertain_reasons"] = uncertain_reasons(ms["triage"])
+    fmd_rows = [t for r, t in zip(rows, ms["triage"], strict=True) if r["label"] == "fmd"]
+    report["measure_fmd_flagged"] = {  # FMD named, answered or as the warning
+        "n": len(fmd_rows), "answered": sum(t.status == "ok" and t.condition == "fmd"
+                                            for t in fmd_rows),
+        "warned": sum(t.status == "uncertain" and t.condition == "fmd" for t in fmd_rows)}
 
     sp_rep, sp_runs = species_report(model, data, args.limit)
     report.update(sp_rep)

@@ -75,6 +75,18 @@ def test_a_cow_that_imagenet_also_takes_for_a_llama_is_told_the_species_is_uncle
     assert "especie" in why_uncertain(t, "es")
 
 
+def test_an_unclear_hoofed_species_that_may_have_fmd_still_gets_the_fmd_warning():
+    t = run(probs(fmd=0.6, mastitis=0.3), imagenet(ox=0.3, llama=0.4))
+    assert (t.status, t.condition) == ("uncertain", "fmd") and notifiable(t)
+    assert t.reason.startswith("possible foot-and-mouth disease, species unclear (camelid or cow")
+    assert "call the vet" in t.advice["en"] and "fiebre aftosa" in t.advice["es"]
+    assert [d["label"] for d in t.top] == ["fmd"]
+    assert why_uncertain(t, "en") == "possible foot-and-mouth disease: call the vet"
+    # A bird is never warned of FMD, however the cattle default keeps it in scope.
+    t = run(probs(fmd=0.6, mastitis=0.3), imagenet(hen=0.3, ox=0.05))
+    assert t.condition is None and "foot-and-mouth" not in t.advice["en"]
+
+
 def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages():
     t = run(probs(fmd=0.9), imagenet(hog=0.8))
     assert (t.status, t.condition, t.urgency) == ("ok", "fmd", "emergency-notifiable")

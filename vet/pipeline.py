@@ -3,7 +3,8 @@
 The decision order is deliberate: a broken file is an ``error``; a photo the
 ImageNet head does not see as an animal is ``not_livestock`` and never gets a
 disease answer. Then only conditions listed for the species in view may be
-named (never mastitis on a pig). A real chance of foot-and-mouth disease
+named (never mastitis on a pig); when none may, a hoofed animal with a real
+chance of foot-and-mouth disease still gets the FMD warning. A real chance of FMD
 withholds every non-notifiable answer (``uncertain`` plus the FMD warning); a
 photo far from every training class in the condition features (Mahalanobis
 distance), or one whose logits carry little evidence for any trained class (a
@@ -44,6 +45,7 @@ MIN_CONFIDENCE = 0.8
 FMD_ALERT = 0.15
 FMD = "fmd"
 CATTLE = "cow"
+BIRDS = frozenset({"chicken", "duck"})  # never FMD, however unclear the species
 SPECIES_CONFIDENT = 0.5  # a non-cattle guess this sure sets the species outright
 SPECIES_PLAUSIBLE = 0.2  # a species with this much ImageNet mass limits what may be named
 # ... and the best guess at this much: below it udder and eye close-ups (which ImageNet
@@ -157,7 +159,17 @@ def decide(
     if scope != {CATTLE}:
         shown = base.species if base.species not in (CATTLE, "unknown") else min(scope - {CATTLE})
         notes = _scope_note(shown, labels)
+    p_fmd = probs.get(FMD, 0.0)
     if not allowed:
+        if (FMD in probs and p_fmd >= FMD_ALERT and scope.isdisjoint(BIRDS)
+                and scope & set(_info(FMD).get("species", []))):
+            # A hoofed animal of unclear species (a cow ImageNet also takes for a llama or
+            # a horse) that may have FMD gets the warning; the scanner never stays silent.
+            _answer(base, FMD, p_fmd)
+            base.top = [{"label": FMD, "p": round(p_fmd, 4)}]
+            return _uncertain(base, _join(tab["fmd_warning"], notes),
+                              f"possible foot-and-mouth disease, species unclear "
+                              f"({' or '.join(sorted(scope))}; {p_fmd:.0%})", tips=False)
         if len(scope) > 1:  # e.g. a cow that ImageNet also takes for a camelid
             return _uncertain(base, notes, f"species unclear ({' or '.join(sorted(scope))}): "
                                            "no condition can be screened for all of them")
@@ -170,7 +182,6 @@ def decide(
         base.ood_distance = round(ood_distance, 2)
     if energy is not None:
         base.energy = round(energy, 3)
-    p_fmd = probs.get(FMD, 0.0)
     best = order[0]
 
     def few(c: str) -> bool:
