@@ -169,11 +169,10 @@ def synthetic_images(n: int = 60, seed: int = 0) -> list[Image.Image]:
 def held_out_items(model_dir: Path, data: Path) -> tuple[list, list]:
     """The shipped checkpoint's held-out test photos (``test_split.csv``) and every
     licensed photo (for de-duplicating the measure rows)."""
-    from vet.train import Item, collect
+    from vet.train import collect
+    from vet.train_data import read_split
 
-    with (model_dir / "test_split.csv").open(newline="", encoding="utf-8") as fh:
-        test = [Item(data / "livestock" / r["file"], r["label"], r["group"], True, r["source"])
-                for r in csv.DictReader(fh)]
+    test = read_split(model_dir / "test_split.csv", data / "livestock")
     licensed = collect([data / "livestock/conditions/labels.csv",
                         data / "livestock/extra/labels.csv"])
     return licensed, test

@@ -14,7 +14,6 @@ read, so the threshold is not tuned on what it is measured on.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import vet.pipeline as pipeline  # noqa: E402
 from bench.vet_eval import load_all, outcome, shared  # noqa: E402
 from vet.imaging import to_tensor  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
+from vet.train_data import read_split  # noqa: E402
 
 GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
@@ -56,10 +56,10 @@ def main() -> int:
         return 2
     model = load_model(str(src))
     data = shared()
-    with split.open(newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["label"] in model.config.answer_labels]
-    images, kept = load_all([data / "livestock" / r["file"] for r in rows], "validation photos")
-    truths = [rows[k]["label"] for k in kept]
+    items = [it for it in read_split(split, data / "livestock")
+             if it.label in model.config.answer_labels]
+    images, kept = load_all([it.path for it in items], "validation photos")
+    truths = [items[k].label for k in kept]
     inputs = decide_inputs(model, images)
     picked = None
     print(f"{'min conf':>8s} {'answered':>9s} {'right':>7s} {'wrong':>7s} {'precision':>9s}")

@@ -29,12 +29,12 @@ CATTLE_ONLY = {"healthy", "lumpy_skin", "mastitis", "pinkeye"}
 @pytest.fixture(scope="module")
 def held_out() -> dict[str, list[Path]]:
     """Photos per answer class from the shipped model's held-out test groups."""
-    with (SHIPPED / "test_split.csv").open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    from vet.train_data import read_split
+
     by: dict[str, list[Path]] = {c: [] for c in ANSWER}
-    for r in rows:
-        if r["label"] in by:
-            by[r["label"]].append(SHARED / "livestock" / r["file"])
+    for it in read_split(SHIPPED / "test_split.csv", SHARED / "livestock"):
+        if it.label in by:
+            by[it.label].append(it.path)
     return {c: sorted(v)[::5][:6] for c, v in by.items()}
 
 

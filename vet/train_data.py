@@ -301,3 +301,11 @@ def write_test_split(path: Path, items: list[Item]) -> None:
         for it in items:
             w.writerow([it.path.relative_to(common).as_posix(), base(it.label), it.source,
                         it.group])
+
+
+def read_split(path: Path, root: Path) -> list[Item]:
+    """The photos ``write_test_split`` listed, under ``root`` (for the shared data, its
+    ``livestock/`` folder): the one reader of the split files."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [Item(root / r["file"], r["label"], r["group"], True, r["source"])
+                for r in csv.DictReader(fh)]
