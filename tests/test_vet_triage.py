@@ -125,3 +125,19 @@ def test_out_of_distribution_images_come_back_uncertain_or_not_livestock():
     # The scanner screens no bird: never an "ok" answer, never a cattle condition.
     assert all(t.status in ("uncertain", "not_livestock") for t in results[len(pages):])
     assert all(t.condition is None for t in results[len(pages):])
+
+
+def test_other_species_are_rarely_answered_and_never_with_a_cattle_only_condition_in_scope():
+    from vet import triage_many
+
+    photos = [p for sp in ("goat", "pig", "sheep")
+              for p in sorted((SHARED / "livestock/species/validation" / sp).glob("*.jpg"))[::15]]
+    results = triage_many(photos, policy="keep")
+    answered = [(p.parent.name, t.condition) for p, t in zip(photos, results, strict=True)
+                if t.status == "ok"]
+    # Measured on all 450 such photos: 42 (9.3%) get an "ok" answer (goats taken for
+    # cattle, small blurry pigs called FMD); a margin above that here.
+    assert len(answered) <= 0.2 * len(photos), answered
+    for p, t in zip(photos, results, strict=True):
+        if t.species in ("pig", "sheep", "goat"):
+            assert t.condition in (None, "fmd"), (p.name, t.species, t.condition)
