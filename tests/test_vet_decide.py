@@ -67,6 +67,18 @@ def test_a_species_is_shown_only_when_it_limits_what_may_be_named():
     assert t.species == "pig" and {d["label"] for d in t.top} == {"fmd"}
 
 
+def test_an_unsure_cattle_answer_is_not_shown_when_the_best_species_guess_is_a_pig():
+    # A pig's snout the head half takes for an udder: ImageNet's 7% "hog" is too weak to
+    # limit a sure answer, but an unsure "mastitis" with milk advice is not shown.
+    t = run(probs(mastitis=0.7, fmd=0.1), imagenet(hog=0.07))
+    assert t.status == "uncertain" and t.condition is None and t.top == []
+    assert t.reason.startswith("low confidence (70%")
+    assert "milk" not in t.advice["en"].lower() and "leche" not in t.advice["es"].lower()
+    # The same unsure answer on a photo ImageNet sees as cattle keeps its hint.
+    t = run(probs(mastitis=0.7, fmd=0.1), imagenet(ox=0.3))
+    assert (t.status, t.condition) == ("uncertain", "mastitis")
+
+
 def test_a_cow_that_imagenet_also_takes_for_a_llama_is_told_the_species_is_unclear():
     t = run(probs(mastitis=0.9), imagenet(ox=0.5, llama=0.3))
     assert t.status == "uncertain" and t.condition is None and t.top == []

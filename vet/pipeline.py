@@ -212,6 +212,12 @@ def decide(
         return _uncertain(base, _join(tab["unlike_training"], warn, notes),
                           f"unlike the training photos of {best} ({neighbours[best]:.0%} of the "
                           f"nearest are {best}, under {neighbour_min:.0%})")
+    if probs[best] < min_confidence and species_p >= 0.05 and species not in _info(best).get(
+            "species", [CATTLE]):
+        # An unsure answer is not shown when the best species guess, however weak, is one
+        # the condition never applies to (a pig's snout half taken for an udder).
+        base.top = []
+        return _uncertain(base, notes, f"low confidence ({probs[best]:.0%})")
     _answer(base, best, probs[best])
     if base.confidence < min_confidence:
         return _uncertain(base, _join(_info(best)["advice"], notes),
