@@ -72,7 +72,9 @@ def test_an_unsure_cattle_answer_is_not_shown_when_the_best_species_guess_is_a_p
     # limit a sure answer, but an unsure "mastitis" with milk advice is not shown.
     t = run(probs(mastitis=0.7, fmd=0.1), imagenet(hog=0.07))
     assert t.status == "uncertain" and t.condition is None and t.top == []
-    assert t.reason.startswith("low confidence (70%")
+    assert t.reason == "unsure, and it may be a pig"
+    assert why_uncertain(t, "en") == "unsure, and it may be a pig: try a clearer photo"
+    assert why_uncertain(t, "es").startswith("no está seguro, y puede ser un cerdo")
     assert "milk" not in t.advice["en"].lower() and "leche" not in t.advice["es"].lower()
     # The same unsure answer on a photo ImageNet sees as cattle keeps its hint.
     t = run(probs(mastitis=0.7, fmd=0.1), imagenet(ox=0.3))

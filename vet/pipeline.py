@@ -217,7 +217,7 @@ def decide(
         # An unsure answer is not shown when the best species guess, however weak, is one
         # the condition never applies to (a pig's snout half taken for an udder).
         base.top = []
-        return _uncertain(base, notes, f"low confidence ({probs[best]:.0%})")
+        return _uncertain(base, notes, f"unsure, and it may be a {species}")
     _answer(base, best, probs[best])
     if base.confidence < min_confidence:
         return _uncertain(base, _join(_info(best)["advice"], notes),

@@ -130,6 +130,11 @@ def why_uncertain(t: Triage, lang: str = "en") -> str:
     if r.startswith("unlike the training photos"):
         return ("la foto no se parece a las fotos de entrenamiento" if es
                 else "photo unlike the photos the model learned from")
+    if r.startswith("unsure, and it may be a "):
+        species = r[len("unsure, and it may be a "):]
+        names = table()["species_names"].get(species, {"en": species, "es": species})
+        return (f"no está seguro, y puede ser {names['es']}: pruebe otra foto más clara" if es
+                else f"unsure, and it may be a {names['en']}: try a clearer photo")
     if r.startswith("low confidence"):
         return f"confianza baja{r[len('low confidence'):]}" if es else r
     if r.startswith("no sign of the conditions it can screen"):
