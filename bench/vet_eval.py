@@ -70,17 +70,16 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
         for s in range(0, len(images), bs):
             o = model(pixel_values=to_tensor(images[s: s + bs], size))
             rows = decide_args(cfg, o)
-            labels = rows[0][1]
-            cond = torch.tensor([r[0] for r in rows])
-            ref = torch.stack([r[2] for r in rows])
+            labels = rows[0].labels
+            cond = torch.tensor([r.cond_probs for r in rows])
+            ref = torch.stack([r.imagenet_probs for r in rows])
             for j, args in enumerate(rows):
                 out["triage"].append(decide(names[s + j], *args))
-                share = args[7]
                 best = labels[int(cond[j].argmax())]
-                out["knn"].append(share[best] if share else 0.0)
+                out["knn"].append(args.neighbours[best] if args.neighbours else 0.0)
             out["pred"] += [labels[k] for k in cond.argmax(-1).tolist()]
             out["msp"].append(cond.max(-1).values)
-            out["energy"].append(torch.logsumexp(o.logits.float(), -1))
+            out["energy"].append(torch.tensor([r.energy for r in rows]))
             out["dist"].append(o.ood_distance if o.ood_distance is not None
                                else torch.zeros(len(cond)))
             out["ref"].append(ref)

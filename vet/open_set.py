@@ -87,16 +87,21 @@ def neighbour_threshold(share: torch.Tensor, right: np.ndarray, keep: float = 0.
     return best
 
 
-def pooled_features(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
-                    ) -> torch.Tensor:
-    """The fine-tuned branch's pooled features (what the open-set statistics live on)."""
+def branch_outputs(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits and pooled features of the fine-tuned branch on cached photos, plain view
+    (what the deployed model computes; the open-set statistics live on the pooled)."""
     model.eval()
-    outs = []
+    logits, pooled = [], []
     with torch.inference_mode():
         for s in range(0, len(idx), 128):
             i = torch.from_numpy(idx[s: s + 128])
-            outs.append(model.forward_from_block(feats[i].float(), branch_from)[1])
-    return torch.cat(outs)
+            a, b = model.forward_from_block(feats[i].float(), branch_from)
+            logits.append(a)
+            pooled.append(b)
+    if not logits:
+        return torch.zeros(0, 0), torch.zeros(0, 0)
+    return torch.cat(logits), torch.cat(pooled)
 
 
 def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
@@ -109,7 +114,7 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     ``keep`` of the validation photos (in-distribution by construction): it is set
     without looking at any out-of-distribution photo.
     """
-    tr = pooled_features(model, feats, train_idx, branch_from).double()
+    tr = branch_outputs(model, feats, train_idx, branch_from)[1].double()
     dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
     center = tr.mean(0)
     _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
@@ -124,7 +129,7 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     # precision = L L^T, so |(x - m) L|^2 is the Mahalanobis distance.
     chol = torch.linalg.cholesky(torch.linalg.inv(cov))
     proj_w, means_w = proj @ chol, means @ chol
-    va = pooled_features(model, feats, val_idx, branch_from).double()
+    va = branch_outputs(model, feats, val_idx, branch_from)[1].double()
     dist = (torch.cdist((va - center) @ proj_w, means_w) ** 2).min(-1).values
     return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
             "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,

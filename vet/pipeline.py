@@ -19,7 +19,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from PIL import Image
 
@@ -46,6 +46,7 @@ FMD_ALERT = 0.15
 FMD = "fmd"
 CATTLE = "cow"
 BIRDS = frozenset({"chicken", "duck"})  # never FMD, however unclear the species
+SPECIES_MIN = 0.05  # a species guess under this is "unknown" and limits nothing
 SPECIES_CONFIDENT = 0.5  # a non-cattle guess this sure sets the species outright
 SPECIES_PLAUSIBLE = 0.2  # a species with this much ImageNet mass limits what may be named
 # ... and the best guess at this much: below it udder and eye close-ups (which ImageNet
@@ -149,7 +150,7 @@ def decide(
     scope = species_in_scope(imagenet_probs, like_training)
     # Another species is shown only when it limits what may be named, so a "pig" on the
     # screen never stands beside a cattle-only condition.
-    trusted = species_p >= 0.05 and (species == CATTLE or species in scope)
+    trusted = species_p >= SPECIES_MIN and (species == CATTLE or species in scope)
     base.species = species if trusted else "unknown"
     probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     allowed = [c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))]
@@ -212,8 +213,8 @@ def decide(
         return _uncertain(base, _join(tab["unlike_training"], warn, notes),
                           f"unlike the training photos of {best} ({neighbours[best]:.0%} of the "
                           f"nearest are {best}, under {neighbour_min:.0%})")
-    if probs[best] < min_confidence and species_p >= 0.05 and species not in _info(best).get(
-            "species", [CATTLE]):
+    if (probs[best] < min_confidence and species_p >= SPECIES_MIN
+            and species not in _info(best).get("species", [CATTLE])):
         # An unsure answer is not shown when the best species guess, however weak, is one
         # the condition never applies to (a pig's snout half taken for an udder).
         base.top = []
@@ -239,7 +240,8 @@ def species_in_scope(imagenet_probs: Any, like_training: bool) -> set[str]:
     mass = species_scores(imagenet_probs, names)
     k = int(mass.argmax())
     top, top_p = names[k], float(mass[k])
-    if top != CATTLE and top_p >= 0.05 and (top_p >= SPECIES_CONFIDENT or not like_training):
+    if top != CATTLE and top_p >= SPECIES_MIN and (top_p >= SPECIES_CONFIDENT
+                                                    or not like_training):
         return {top}
     scope = {CATTLE} | {s for s, m in zip(names, mass.tolist(), strict=True)
                         if s != CATTLE and m >= SPECIES_PLAUSIBLE}
@@ -325,7 +327,23 @@ def neighbour_shares(share: Any, trained: list[str], labels: list[str]
             for row in share.float()]
 
 
-def decide_args(config: Any, out: Any) -> list[tuple]:
+class DecideArgs(NamedTuple):
+    """``decide``'s arguments after the photo's name, for one photo of a forward pass."""
+
+    cond_probs: list[float]
+    labels: list[str]
+    imagenet_probs: Any
+    prototype_similarity: float | None
+    threshold: float | None
+    ood_distance: float | None
+    ood_threshold: float | None
+    neighbours: dict[str, float] | None
+    neighbour_min: float | None
+    energy: float | None
+    energy_min: float | None
+
+
+def decide_args(config: Any, out: Any) -> list[DecideArgs]:
     """Per photo of one forward pass, ``decide``'s arguments after the photo's name."""
     import torch
 
@@ -338,9 +356,10 @@ def decide_args(config: Any, out: Any) -> list[tuple]:
     thr, ood_thr, knn_thr, e_thr = (getattr(config, k, None) for k in
                                     ("prototype_threshold", "ood_threshold", "knn_threshold",
                                      "energy_threshold"))
-    return [(cond[j].tolist(), labels, ref[j], None if sims is None else float(sims[j]), thr,
-             None if dists is None else float(dists[j]), ood_thr,
-             shares[j] if shares else None, knn_thr, float(energy[j]), e_thr)
+    return [DecideArgs(cond[j].tolist(), labels, ref[j],
+                       None if sims is None else float(sims[j]), thr,
+                       None if dists is None else float(dists[j]), ood_thr,
+                       shares[j] if shares else None, knn_thr, float(energy[j]), e_thr)
             for j in range(len(cond))]
 
 
@@ -380,7 +399,7 @@ def triage_many(
             for j, ((_, name, img), args) in enumerate(zip(chunk, decide_args(m.config, out),
                                                            strict=True)):
                 t = decide(name, *args)
-                labels = args[1]
+                labels = args.labels
                 if heatmap and t.condition in labels:
                     from vet.heatmap import grad_cam, overlay
 

@@ -39,6 +39,7 @@ from vet.model_card import model_card, print_report
 from vet.open_set import (
     _attach_open_set,
     attach_neighbours,
+    branch_outputs,
     energy_threshold,
     imagenet_pooled,
     neighbour_memory,
@@ -146,7 +147,7 @@ def train_fold(
             sched.step()
             bar.update(1)
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
-        vlogits = predict_logits(model, feats, val_idx[vm], branch_from)
+        vlogits = branch_outputs(model, feats, val_idx[vm], branch_from)[0]
         pred = answer_predictions(vlogits, labels, answer)
         score = macro_f1(per_class_report(yva, pred, answer), answer)
         bar.write(f"{desc} epoch {epoch + 1}: val macro-F1 {score:.4f}")
@@ -168,18 +169,6 @@ def shift_maps(x: torch.Tensor, shift: int, rng: np.random.Generator) -> torch.T
     padded = F.pad(x, [shift] * 4, mode="replicate")
     offs = rng.integers(0, 2 * shift + 1, size=(len(x), 2))
     return torch.stack([padded[i, :, a: a + h, b: b + w] for i, (a, b) in enumerate(offs)])
-
-
-def predict_logits(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int) -> torch.Tensor:
-    """Logits of the plain view (what the deployed model computes)."""
-    model.eval()
-    outs = []
-    with torch.inference_mode():
-        for s in range(0, len(idx), 128):
-            i = torch.from_numpy(idx[s: s + 128])
-            a, _ = model.forward_from_block(feats[i].float(), branch_from)
-            outs.append(a)
-    return torch.cat(outs) if outs else torch.zeros(0, 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,8 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
             f"fold {test_fold}", answer, args.class_weight_power, args.shift,
         )
-        vlog = predict_logits(model, cache["feats"], va, args.branch_from)
-        tlog = predict_logits(model, cache["feats"], te, args.branch_from)
+        vlog = branch_outputs(model, cache["feats"], va, args.branch_from)[0]
+        tlog = branch_outputs(model, cache["feats"], te, args.branch_from)[0]
         res = {"test_fold": test_fold, "val_fold": val_fold, "best_epoch": best_epoch,
                "n_train": len(tr), "n_val": len(va), "val_macro_f1": val_f1,
                **evaluate_fold(vlog, y[va], tlog, y[te], labels, answer,
@@ -393,7 +382,8 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     va = val_idx[vm]
     share = neighbour_share(memory, imagenet_pooled(feats, va, branch_from), len(labels), k)
     share = torch.stack([share[:, c].sum(1) for c in answer_columns(labels, answer)], 1)
-    pred = answer_predictions(predict_logits(model, feats, va, branch_from), labels, answer)
+    pred = answer_predictions(branch_outputs(model, feats, va, branch_from)[0], labels,
+                              answer)
     of_pred = share[torch.arange(len(pred)), torch.from_numpy(pred)]
     return {"memory": memory, "k": k,
             "threshold": neighbour_threshold(of_pred, pred == yva, keep)}
