@@ -35,3 +35,8 @@ def answer_logits(logits: torch.Tensor, trained: list[str], answer: list[str],
     z = logits.float() / temperature
     return torch.stack([torch.logsumexp(z[:, c], -1)
                         for c in answer_columns(trained, answer)], -1)
+
+
+def answer_sums(share: torch.Tensor, trained: list[str], answer: list[str]) -> torch.Tensor:
+    """Per-class shares (such as the nearest neighbours') added up per answer label."""
+    return torch.stack([share[:, c].sum(1) for c in answer_columns(trained, answer)], -1)

@@ -32,7 +32,7 @@ from vet.gate import (
     species_scores,
 )
 from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor
-from vet.labels import answer_columns, answer_logits
+from vet.labels import answer_columns, answer_logits, answer_sums
 from vet.labels import base as base_label
 
 CONDITIONS_FILE = Path(__file__).with_name("conditions.json")
@@ -322,9 +322,8 @@ def neighbour_shares(share: Any, trained: list[str], labels: list[str]
     """Per photo, the nearest training photos' share in each answer label (sub-classes added)."""
     if share is None:
         return None
-    cols = answer_columns(trained, labels)
-    return [{a: float(row[c].sum()) for a, c in zip(labels, cols, strict=True)}
-            for row in share.float()]
+    return [dict(zip(labels, row, strict=True))
+            for row in answer_sums(share.float(), trained, labels).tolist()]
 
 
 class DecideArgs(NamedTuple):

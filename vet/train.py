@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from vet.labels import SUB, answer_columns, base
+from vet.labels import SUB, answer_sums, base
 from vet.model_card import model_card, print_report
 from vet.open_set import (
     _attach_open_set,
@@ -381,7 +381,7 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     vm, yva = answer_targets(y[val_idx], labels, answer)
     va = val_idx[vm]
     share = neighbour_share(memory, imagenet_pooled(feats, va, branch_from), len(labels), k)
-    share = torch.stack([share[:, c].sum(1) for c in answer_columns(labels, answer)], 1)
+    share = answer_sums(share, labels, answer)
     pred = answer_predictions(branch_outputs(model, feats, va, branch_from)[0], labels,
                               answer)
     of_pred = share[torch.arange(len(pred)), torch.from_numpy(pred)]
