@@ -19,11 +19,14 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def build_tiny_captioner(out_dir: str | Path, hidden: int = 64, extra_words: int = 2000,
-                         seed: int = 0) -> Path:
+                         seed: int = 0, layers: int = 2, heads: int = 4, image_size: int = 32,
+                         patch: int = 8) -> Path:
     """BLIP's layout (ViT encoder, BERT decoder, a WordPiece tokenizer) at toy size.
 
     ``extra_words`` sizes the vocabulary and so the weights: a test that checks the
-    model is released wants weights big enough to see in the process's RSS.
+    model is released wants weights big enough to see in the process's RSS. With
+    ``hidden=768, layers=12, heads=12, image_size=384, patch=16`` and about 30,500
+    words it is BLIP-base's size (``bench/lora_gpu_check.py``).
     """
     import torch
     from transformers import (
@@ -42,18 +45,18 @@ def build_tiny_captioner(out_dir: str | Path, hidden: int = 64, extra_words: int
     tokenizer.add_special_tokens({"bos_token": "[DEC]"})
     torch.manual_seed(seed)
     config = BlipConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=2,
-                         num_attention_heads=4, intermediate_size=2 * hidden,
+        text_config=dict(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=heads, intermediate_size=4 * hidden,
                          max_position_embeddings=64, bos_token_id=len(vocab) - 1,
                          pad_token_id=0, sep_token_id=3, eos_token_id=3),
-        vision_config=dict(hidden_size=hidden, image_size=32, patch_size=8,
-                           num_hidden_layers=2, num_attention_heads=4,
-                           intermediate_size=2 * hidden),
+        vision_config=dict(hidden_size=hidden, image_size=image_size, patch_size=patch,
+                           num_hidden_layers=layers, num_attention_heads=heads,
+                           intermediate_size=4 * hidden),
         projection_dim=hidden,
     )
     BlipForConditionalGeneration(config).save_pretrained(out)
-    processor = BlipProcessor(image_processor=BlipImageProcessorPil(size={"height": 32,
-                                                                          "width": 32}),
+    size = {"height": image_size, "width": image_size}
+    processor = BlipProcessor(image_processor=BlipImageProcessorPil(size=size),
                               tokenizer=tokenizer)
     processor.save_pretrained(out)
     (out / "README.md").write_text(

@@ -238,6 +238,8 @@ def test_ocr_missing_language_is_named(monkeypatch, tmp_path):
 
 def test_ocr_reads_the_titles_of_image_only_scans(shared_data, chapbooks, tmp_path):
     if ocr.problem("spa"):
+        if os.environ.get("CI"):  # .ci/run installs Tesseract: its absence there is a failure
+            pytest.fail(ocr.problem("spa"))
         pytest.skip(ocr.problem("spa"))
     pages = chapbooks[6:9]  # EL VALIENTE, GRISELDA Y GUALTERO, LOS SIETE DOLORES
     pdf = scans_pdf(tmp_path / "s.pdf", pages)
