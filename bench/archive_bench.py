@@ -174,11 +174,14 @@ def text_layer_cost(pages: int, repeat: int, workers: int) -> None:
         settle(plain)
         runs: dict[str, list[float]] = {"printed text read": [], "--no-printed-text": [],
                                         "no text layer": []}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(max(1, repeat)):
             for name, pdf, extra in (("printed text read", layered, ()),
                                      ("--no-printed-text", layered, ("--no-printed-text",)),
                                      ("no text layer", plain, ())):
+                before = children_cpu_s()
                 runs[name].append(run_ours(pdf, tmp / "out.zip", workers, 1, *extra)[0])
+                cpu[name].append(children_cpu_s() - before)
         run_ours(layered, tmp / "read.zip", workers)
         with zipfile.ZipFile(tmp / "read.zip") as zf:
             rows = [json.loads(line) for line in zf.read("metadata.jsonl").splitlines()]
@@ -186,16 +189,25 @@ def text_layer_cost(pages: int, repeat: int, workers: int) -> None:
         print(f"{pages} pages ({kinds.count('plate')} plates) with an invisible OCR text layer, "
               f"figure mode, --workers {workers}, fastest of {repeat} interleaved runs; load "
               f"average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        base = min(runs["--no-printed-text"])
+        base, base_cpu = min(runs["--no-printed-text"]), min(cpu["--no-printed-text"])
         for name, times in runs.items():
             print(f"  {name:<20} {pages / min(times):6.1f} pages/s  {min(times):6.2f} s  "
-                  f"x{min(times) / base:.3f}")
+                  f"x{min(times) / base:.3f} wall;  {min(cpu[name]):6.2f} s  "
+                  f"x{min(cpu[name]) / base_cpu:.3f} CPU (user + system, all processes)")
         print(f"  items with printed_text: {printed} of {len(rows)}")
         ms, n = text_reading_ms(layered, tmp / "read.zip")
         whole = min(runs["--no-printed-text"]) * 1000 / pages * workers
         print(f"  reading the text layer and choosing the lines: {ms:.2f} ms of CPU on each of "
               f"the {n} pages with a kept or doubtful figure, {ms * n / pages / whole:.2%} of "
               "the whole build's time a page")
+
+
+def children_cpu_s() -> float:
+    """User + system seconds of every finished child process so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def text_reading_ms(pdf: Path, built: Path) -> tuple[float, int]:
