@@ -54,6 +54,8 @@ class CaptionReport:
     def summary(self) -> str:
         if self.error:
             return self.error
+        if not self.captioned:
+            return f"no kept crop for {self.model} to caption"
         return (f"captioned {self.captioned} crop(s) with {self.model} on {self.device} "
                 f"in {self.seconds:.1f} s")
 

@@ -168,19 +168,23 @@ def printed_texts(boxes: Sequence[Box], words: Sequence[Word]) -> list[str]:
 def text_layer_words(page) -> list[Word]:
     """The PDF's own words on ``page`` (a ``pymupdf.Page``), in fractions of the page as shown.
 
-    A page with no text layer gives []. MuPDF reports the words on the displayed
-    (rotated) page, the frame the figure boxes are in.
+    A page with no text layer gives []. MuPDF reports the words on the unrotated page;
+    they are turned by the page's /Rotate into the frame the figure boxes are in.
     """
     try:
         raw = page.get_text("words")
-        rect = page.rect
+        rect, turn = page.rect, page.rotation_matrix
     except Exception:  # noqa: BLE001 - a broken text layer is no text layer, never a bad page
         return []
     w, h = rect.width, rect.height
     if not raw or w <= 0 or h <= 0:
         return []
-    return [Word((x0 - rect.x0) / w, (y0 - rect.y0) / h, (x1 - rect.x0) / w,
-                 (y1 - rect.y0) / h, text) for x0, y0, x1, y1, text, *_ in raw]
+    out = []
+    for x0, y0, x1, y1, text, *_ in raw:
+        box = (type(rect)(x0, y0, x1, y1) * turn).normalize()  # unrotated -> as shown
+        out.append(Word((box.x0 - rect.x0) / w, (box.y0 - rect.y0) / h,
+                        (box.x1 - rect.x0) / w, (box.y1 - rect.y0) / h, text))
+    return out
 
 
 def scaled(words: Sequence[Word], width: float, height: float) -> list[Word]:

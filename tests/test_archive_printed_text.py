@@ -160,6 +160,17 @@ def test_rule_never_takes_a_far_column_or_text_inside_the_picture():
     assert printed_text.printed_texts([box], []) == [""]
 
 
+def test_words_of_a_rotated_page_are_where_the_page_shows_them(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=600, height=800)
+    page.insert_text((60, 100), "TITLE", fontsize=20, render_mode=3)
+    upright = printed_text.text_layer_words(page)[0]
+    page.set_rotation(90)  # a quarter turn clockwise, as a viewer shows it
+    turned = printed_text.text_layer_words(page)[0]
+    assert turned.x0 == pytest.approx(1 - upright.y1) and turned.y0 == pytest.approx(upright.x0)
+    assert turned.x1 == pytest.approx(1 - upright.y0) and turned.y1 == pytest.approx(upright.x1)
+
+
 def test_text_layer_scan_keeps_the_jpeg_fast_path(shared_data, chapbooks, tmp_path):
     lines = chapbook_lines(shared_data)
     for as_form in (True, False):
