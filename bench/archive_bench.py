@@ -196,10 +196,10 @@ def text_layer_cost(pages: int, repeat: int, workers: int) -> None:
                   f"x{min(cpu[name]) / base_cpu:.3f} CPU (user + system, all processes)")
         print(f"  items with printed_text: {printed} of {len(rows)}")
         ms, n = text_reading_ms(layered, tmp / "read.zip")
-        whole = min(runs["--no-printed-text"]) * 1000 / pages * workers
+        whole = base_cpu * 1000 / pages
         print(f"  reading the text layer and choosing the lines: {ms:.2f} ms of CPU on each of "
               f"the {n} pages with a kept or doubtful figure, {ms * n / pages / whole:.2%} of "
-              "the whole build's time a page")
+              "the build's CPU a page")
 
 
 def children_cpu_s() -> float:
