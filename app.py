@@ -105,7 +105,7 @@ def _archive_pending(status: str, gallery=()) -> tuple:
 
 
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
-                trigger, show, progress=gr.Progress()):
+                trigger, show, captions=False, progress=gr.Progress()):
     """Stream a dataset build into the tab: status, crops, histogram and zip, then the review."""
     try:
         paths = [Path(f) for f in uploads or []]
@@ -132,9 +132,13 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
             if snap.zip_path is None:
                 yield _archive_pending(snap.status, snap.gallery)
                 continue
+            status = snap.status
+            if captions:  # the model's captions, written into the zip before it is offered
+                yield _archive_pending(f"{status} Captioning the crops…", snap.gallery)
+                status = f"{status} {archive_ui.caption_zip(snap.zip_path)}"
             review = archive_ui.start_review(snap.zip_path)
             tiles = archive_ui.review_gallery(review, show)
-            yield snap.status, snap.gallery, snap.histogram, str(snap.zip_path), review, tiles
+            yield status, snap.gallery, snap.histogram, str(snap.zip_path), review, tiles
     except ArchiveError as exc:
         yield _archive_pending(f"**{exc}**")
 
@@ -185,6 +189,8 @@ def archive_tab() -> None:
             keep_duplicates = gr.Checkbox(value=False, label=t("archive_keep_duplicates"))
             caption = gr.Textbox(value=DEFAULT_CAPTION, label=t("archive_caption"))
             trigger = gr.Textbox(label=t("archive_trigger"), placeholder="imperial")
+            captions = gr.Checkbox(value=False, label=t("archive_captioner"),
+                                   info=archive_ui.captioner.DEFAULT_MODEL)
             run = gr.Button(t("archive_run"), variant="primary")
             gr.Markdown(t("archive_cli_hint"))
             gr.Markdown(f"⬆ max {MAX_FILE_SIZE} · {MAX_PAGES} pages "
@@ -210,7 +216,7 @@ def archive_tab() -> None:
     run.click(
         archive_run,
         [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger,
-         show],
+         show, captions],
         [status, gallery, hist, download, review, review_gallery],
         concurrency_limit=1,
         concurrency_id="archive",

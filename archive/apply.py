@@ -79,7 +79,8 @@ def _region(r: dict[str, str]) -> RegionRecord:
     box = tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
     return RegionRecord(r["source"], int(r["page"]), int(r["index"]), box, float(r["score"]),
                         r["kind"], r["kept"] == "1", r["reason"], r["file_name"], "",
-                        r["phash"], r["decision"])
+                        r["phash"], r["decision"], r.get("printed_text", ""),
+                        r.get("model_caption", ""))
 
 
 def replay(
@@ -106,7 +107,8 @@ def replay(
         for r in by_page.get((page.source, page.page), []):
             fresh = RegionRecord(r.source, r.page, r.index, r.bbox, r.score, r.kind,
                                  dec.auto_kept(r), _auto_reason(r), r.file_name, r.caption,
-                                 r.phash)
+                                 r.phash, printed_text=r.printed_text,
+                                 model_caption=r.model_caption)
             dec.decide(fresh, decisions)
             if fresh.kept and not fresh.file_name:
                 raise ArchiveError(

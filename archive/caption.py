@@ -7,13 +7,20 @@ no attribute access, indexing or conversion, are accepted.
 
 from __future__ import annotations
 
+import re
 import string
 
 from archive.errors import ArchiveError
 
 DEFAULT_CAPTION = "an engraving from {source}, page {page}"
-FIELDS = ("source", "page", "trigger")
+# What the default becomes when the page prints a title or caption ({printed}) and
+# when a captioning model said what the picture shows ({content}).
+PRINTED_CAPTION = "{trigger}, {printed}"
+CONTENT_CAPTION = "{trigger}, {content}"
+CONTENT_PRINTED_CAPTION = "{trigger}, {content}, {printed}"
+FIELDS = ("source", "page", "trigger", "printed", "content")
 MAX_LEN = 500
+_EMPTY_TAGS = re.compile(r"\s*,(?:\s*,)+")
 
 
 def check_template(template: str) -> str:
@@ -33,10 +40,25 @@ def check_template(template: str) -> str:
     return template
 
 
-def make_caption(template: str, source: str, page: int, trigger: str | None = None) -> str:
-    """Fill a checked template; a trigger word leads the caption, kohya-style."""
-    text = check_template(template).format(source=source, page=page, trigger=trigger or "")
-    text = " ".join(text.split())
+def template_for(template: str, printed: str = "", content: str = "") -> str:
+    """The default template says what the page and the model know; a curator's own stays."""
+    if template != DEFAULT_CAPTION or not (printed or content):
+        return template
+    if content:
+        return CONTENT_PRINTED_CAPTION if printed else CONTENT_CAPTION
+    return PRINTED_CAPTION
+
+
+def make_caption(template: str, source: str, page: int, trigger: str | None = None,
+                 printed: str = "", content: str = "") -> str:
+    """Fill a checked template; a trigger word leads the caption, kohya-style.
+
+    A field with nothing to say leaves no empty tag behind ("imperial, , page 3").
+    """
+    template = template_for(template, printed, content)
+    text = check_template(template).format(source=source, page=page, trigger=trigger or "",
+                                           printed=printed, content=content)
+    text = _EMPTY_TAGS.sub(",", " ".join(text.split())).strip(" ,")
     if trigger and "{trigger}" not in template:
-        text = f"{trigger}, {text}"
+        text = f"{trigger}, {text}" if text else trigger
     return text

@@ -49,7 +49,20 @@ def parser() -> argparse.ArgumentParser:
                    help="processes over page ranges (default 1; with --ray local, the CPUs "
                         "Ray may use, default all)")
     p.add_argument("--caption", default=DEFAULT_CAPTION,
-                   help="caption template; fields {source} {page} {trigger}")
+                   help="caption template; fields {source} {page} {trigger} {printed} {content}"
+                        " (default: '{trigger}, {printed}' where the page prints a title or "
+                        "caption next to the figure, else 'an engraving from {source}, page "
+                        "{page}'; with --captioner '{trigger}, {content}[, {printed}]')")
+    p.add_argument("--no-printed-text", action="store_true",
+                   help="do not read the title or caption printed next to each figure from "
+                        "the PDF's text layer")
+    p.add_argument("--ocr", default=None, metavar="LANG",
+                   help="read it with Tesseract (e.g. spa, eng, spa+eng) on pages without a "
+                        "text layer: only pages with a kept figure, only the bands around it")
+    p.add_argument("--captioner", nargs="?", const=None, default=False, metavar="MODEL",
+                   help="after the build, caption each kept crop with a vision-language model "
+                        "(a Hub id or local folder; default BORDE_CAPTIONER or "
+                        "Salesforce/blip-image-captioning-base)")
     p.add_argument("--trigger", default=None, help="trigger word that leads every caption")
     p.add_argument("--keep-duplicates", action="store_true",
                    help="keep near-duplicate figures (reprinted plates, repeated scans)")
@@ -85,8 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         size=args.size, resize=args.resize, quality=args.quality, pages=args.pages,
         workers=args.workers, caption=args.caption, trigger=args.trigger, resume=args.resume,
         password=args.password, scan_only=args.scan_only, scale=args.scale,
-        overwrite=args.overwrite,
+        overwrite=args.overwrite, printed_text=not args.no_printed_text, ocr=args.ocr,
     )
+    if args.captioner is not False and (args.ray is not None or args.scan_only):
+        print("error: --captioner runs after a single-machine build; caption a collection's "
+              "parts with python -m archive.captioner DATASET/part-*.zip", file=sys.stderr)
+        return 2
     if args.ray is not None:  # imports Ray only now, and only this path
         from archive import distributor
 
@@ -97,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers is None:
         options["workers"] = 1
     bar = None
+    told = 0
     try:
         if args.decisions:
             options["decisions"] = load_decisions(args.decisions)
@@ -111,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
                 bar = tqdm(total=event.total, initial=event.done - 1, unit="page",
                            desc="scanning" if args.scan_only else "building")
             bar.update(1)
+            for note in event.notes:
+                bar.write(f"warning: {note}", file=sys.stderr)
+            told += len(event.notes)
             if args.unit == "figure":
                 bar.set_postfix(figures=event.items, pages=event.kept, refresh=False)
             else:
@@ -128,7 +149,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if bar is not None:
         bar.close()
+    for note in report.notes[told:]:
+        print(f"warning: {note}", file=sys.stderr)
     if args.scan_only:
         print(text_histogram(report.scores, report.threshold))
+    print(report.summary())
+    if args.captioner is not False:
+        return _caption(report.out, args.captioner)
+    return 0
+
+
+def _caption(out, model: str | None) -> int:
+    """The captioning pass over the finished zip; a failure leaves the zip as built."""
+    from archive import captioner
+
+    model = model or captioner.DEFAULT_MODEL
+    with tqdm(unit="crop", desc=f"captioning ({model})") as bar:
+        report = captioner.caption_dataset(out, model, progress=bar.update)
+    if report.error:
+        print(f"warning: {report.error}", file=sys.stderr)
+        return 0
     print(report.summary())
     return 0

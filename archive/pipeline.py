@@ -27,7 +27,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from archive import figures
+from archive import figures, ocr, printed_text
 from archive.caption import DEFAULT_CAPTION, check_template, make_caption
 from archive.decisions import DUPLICATE, decide, sidecar
 from archive.decisions import load as load_decisions
@@ -78,6 +78,8 @@ class Options:
     overwrite: bool = False
     thumbnails: bool = False
     max_pages: int | None = None  # a public Space caps a job; the CLI does not
+    printed_text: bool = True  # read the title or caption printed next to each figure
+    ocr: str | None = None  # Tesseract language(s) for pages without a text layer
 
     def check(self) -> Options:
         if self.unit not in UNITS:
@@ -102,6 +104,9 @@ class Options:
         if self.min_figure_area is not None and not 0 <= self.min_figure_area < 1:
             raise ArchiveError("--min-figure-area must be a share of the page, from 0 to 1")
         check_template(self.caption)
+        if self.ocr is not None and not ocr.LANG.match(self.ocr):
+            raise ArchiveError(f"--ocr {self.ocr!r} is not a Tesseract language code "
+                               "(e.g. spa, eng, spa+eng)")
         if self.pages is not None:
             page_ranges(self.pages)
         if self.resize is None:
@@ -133,6 +138,7 @@ class PageEvent:
     items: int  # dataset items so far
     elapsed: float
     thumbnails: list[tuple[Image.Image, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the job's warnings, on its first event
 
     @property
     def pages_per_s(self) -> float:
@@ -156,6 +162,7 @@ class Report:
     threshold: float
     scores: list[tuple[float, bool]] = field(default_factory=list)
     resumed: int = 0
+    notes: list[str] = field(default_factory=list)  # warnings, e.g. no Tesseract for --ocr
 
     @property
     def pages_per_s(self) -> float:
@@ -233,6 +240,8 @@ def process_page(
         wanted = any(it.region.kept for it in items) or (opts.candidates and cut)
         if wanted and not opts.scan_only:
             _cut(page, cut, opts)
+        if wanted:
+            _printed(page, cut, source, opts)
         score = max((r.score for r in regions), default=0.0)
         record = PageRecord(source, number, False, score, note, page.width, page.height, 0)
         settle_page(record, [it.region for it in items], opts.unit)
@@ -317,6 +326,32 @@ def _cut(page: Page, items: list[Item], opts: Options) -> None:
             it.thumbnail = fitted
         del fitted, crop
     del img
+
+
+def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:
+    """Each cut figure's printed title or caption, from the text layer or else from --ocr.
+
+    Only pages with a kept or doubtful figure get here. OCR reads only the pages with
+    a kept figure, for the kept figures alone.
+    """
+    if opts.unit != "figure" or not opts.printed_text or not items:
+        return
+    words = printed_text.text_layer_words(page.doc[page.index])
+    if not words and opts.ocr and not opts.scan_only:
+        items = [it for it in items if it.region.kept]
+        if items:
+            try:
+                words = ocr.band_words(page.full(), [it.region.bbox for it in items], opts.ocr)
+            except (RuntimeError, OSError, ValueError):  # OCR never costs a page its figures
+                words = []
+    w, h = page.width, page.height
+    boxes = [(x0 * w, y0 * h, x1 * w, y1 * h) for x0, y0, x1, y1 in
+             (it.region.bbox for it in items)]
+    for it, text in zip(items, printed_text.printed_texts(boxes, printed_text.scaled(words, w, h)),
+                        strict=True):
+        region = it.region
+        region.printed_text = text
+        region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text)
 
 
 def _decode_need(page: Page, boxes: list[tuple[float, ...]], opts: Options) -> tuple[int, int]:
@@ -469,6 +504,10 @@ def iter_build(
     """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page."""
     opts = Options(**options).check()
     plan = make_plan(paths, opts, names)
+    notes = []
+    if opts.ocr and (missing := ocr.problem(opts.ocr)):
+        notes.append(missing)  # the build goes on, with no printed_text from OCR
+        opts = replace(opts, ocr=None)
     out = Path(out)
     if opts.decisions is None and sidecar(out).exists():  # the curator's earlier choices stick
         opts = replace(opts, decisions=load_decisions(sidecar(out)))
@@ -489,6 +528,7 @@ def iter_build(
     n_items = sum(r.kept for r in writer.regions)
     t0 = time.perf_counter()
     stream = outcomes(plan, opts)
+    fresh = notes  # told once, on the first page's event
     try:
         for record, items in stream:
             dedupe(record, items, seen, opts.keep_duplicates)
@@ -497,14 +537,18 @@ def iter_build(
             kept += record.kept
             n_items += record.figures
             yield PageEvent(record, len(writer.pages), total, kept, n_items,
-                            time.perf_counter() - t0, _thumbnails(items))
+                            time.perf_counter() - t0, _thumbnails(items), fresh)
+            fresh = []
         final = writer.close()
     except BaseException:
         writer.abort()
         raise
     finally:
         stream.close()  # stops the workers now, not whenever the generator is collected
-    return _report(final, writer.pages, writer.regions, time.perf_counter() - t0, opts, resumed)
+    report = _report(final, writer.pages, writer.regions, time.perf_counter() - t0, opts,
+                     resumed)
+    report.notes = notes
+    return report
 
 
 def build_info(opts: Options) -> dict:
@@ -516,6 +560,7 @@ def build_info(opts: Options) -> dict:
         "size": opts.size, "resize": opts.resize, "quality": opts.quality,
         "keep_duplicates": opts.keep_duplicates, "candidates": opts.candidates,
         "caption": opts.caption, "trigger": opts.trigger,
+        "printed_text": opts.printed_text, "ocr": opts.ocr,
     }
 
 

@@ -30,6 +30,7 @@ try:  # libjpeg-turbo's TurboJPEG API: the same 1/8 DCT preview, a fifth faster 
 except ImportError:  # pragma: no cover - optional; PIL's draft gives identical pixels
     simplejpeg = None
 
+from archive import content_stream  # noqa: E402
 from archive.errors import ArchiveError, BadPage  # noqa: E402
 
 # A page may not decode to more pixels than this (a decompression bomb guard);
@@ -180,7 +181,10 @@ def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int,
         return None
     if w * h > MAX_PIXELS:
         raise BadPage(f"embedded image {w}x{h} px {_OVER_LIMIT}")
-    box = _placement(page.read_contents(), name)
+    contents = page.read_contents()
+    box = _placement(contents, name)
+    if box is None and content_stream.has_more_than_image(contents):
+        box = _under_invisible_text(doc, page, contents, name)
     if box is None:
         return None
     crop = page.cropbox  # unrotated page space; y-flip does not change areas
@@ -194,6 +198,21 @@ def _single_scan(doc: pymupdf.Document, page: pymupdf.Page) -> tuple[bytes, int,
     if not data or data[:2] != b"\xff\xd8":
         return None
     return data, w, h
+
+
+def _under_invisible_text(doc: pymupdf.Document, page: pymupdf.Page, contents: bytes,
+                          name: str) -> tuple[float, float, float, float] | None:
+    """The scan's placement on a page that adds only an invisible OCR text layer."""
+    if any(font[2] == "Type3" for font in page.get_fonts(full=True)):
+        return None  # a Type 3 glyph is a drawing, whatever the render mode
+    forms = {xobject[1]: xobject[0] for xobject in page.get_xobjects()}
+
+    def form(xobject: str) -> bytes | None:
+        xref = forms.get(xobject)
+        return doc.xref_stream(xref) if xref else None
+
+    box = content_stream.placement(contents, name, form)
+    return box if isinstance(box, tuple) else None
 
 
 _NUM = rb"[-+]?(?:\d+\.?\d*|\.\d+)"

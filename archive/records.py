@@ -18,7 +18,7 @@ MANIFEST_COLUMNS = [
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-    "decision", "file_name", "phash",
+    "decision", "file_name", "phash", "printed_text", "model_caption",
 ]
 
 
@@ -68,6 +68,8 @@ class RegionRecord:
     caption: str = ""
     phash: str = ""
     decision: str = ""
+    printed_text: str = ""  # the title or caption printed next to it (archive.printed_text)
+    model_caption: str = ""  # what a captioning model says it shows (archive.captioner)
 
     def __post_init__(self) -> None:  # numpy scalars from the finder would not journal
         self.bbox = tuple(round(float(v), 4) for v in self.bbox)  # type: ignore[assignment]
@@ -78,7 +80,7 @@ class RegionRecord:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
             f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
-            self.decision, self.file_name, self.phash,
+            self.decision, self.file_name, self.phash, self.printed_text, self.model_caption,
         ]
 
     def metadata(self) -> dict:
@@ -91,6 +93,8 @@ class RegionRecord:
             "bbox": list(self.bbox),
             "score": round(self.score, 4),
             "kind": self.kind,
+            "printed_text": self.printed_text,
+            "model_caption": self.model_caption,
         }
 
 

@@ -73,7 +73,11 @@ def _card(r: RegionRecord, uri: str) -> str:
         f'<img src="{uri}" alt="{html.escape(r.file_name)}" loading="lazy">'
         f'<span><input type="checkbox"{" checked" if r.kept else ""}> keep</span>'
         f'<small>{html.escape(r.source)} p.{r.page} #{r.index} · {r.kind} · '
-        f'score {r.score:.2f}</small><small class="why">{html.escape(why)}</small></label>'
+        f'score {r.score:.2f}</small><small class="why">{html.escape(why)}</small>'
+        + "".join(f'<small class="{cls}">{html.escape(text)}</small>'
+                  for cls, text in (("printed", r.printed_text), ("model", r.model_caption))
+                  if text)
+        + "</label>"
     )
 
 
@@ -141,6 +145,8 @@ button {{ font-size: 1rem; padding: .4rem .9rem; }}
 .card.dropped img {{ filter: grayscale(1); }}
 .card.dup {{ margin-left: 1.2rem; border-style: dashed; }}
 .why {{ color: #6b5d45; }}
+.printed {{ font-style: italic; }}
+.model {{ color: #35506b; }}
 </style></head><body>
 <header><h1>Review {title}</h1>
 <p>{n} crop(s), the most doubtful first (threshold {threshold}); {kept} kept now. Tick to

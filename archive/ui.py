@@ -20,6 +20,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
+from archive import captioner
 from archive.apply import apply, read_dataset
 from archive.decisions import Key
 from archive.errors import ArchiveError
@@ -81,10 +82,15 @@ def run_job(
         return
     snap.report = report
     snap.zip_path = report.out
-    snap.status = report.summary()
+    snap.status = " ".join([report.summary(), *report.notes])
     title = "figure scores" if report.unit == "figure" else f"{report.filter} filter scores"
     snap.histogram = histogram_image(report.scores, report.threshold, title=title)
     yield snap
+
+
+def caption_zip(path: Path, model: str = captioner.DEFAULT_MODEL) -> str:
+    """The model's captions written into the built zip; what to tell the curator."""
+    return captioner.caption_dataset(path, model).summary()
 
 
 def _resume_hint(paths: list[Path], out: Path) -> str:
@@ -145,7 +151,9 @@ def _tile(review: Review, r: RegionRecord) -> tuple[Image.Image, str]:
     framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
     mark = "✓ keep" if kept else "✗ drop"
     why = f" · {r.reason}" if r.reason else ""
-    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}"
+    said = " · ".join(f"“{t[:80]}”" for t in (r.printed_text, r.model_caption) if t)
+    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}" + (
+        f" · {said}" if said else "")
 
 
 def toggle(review: Review, index: int) -> None:

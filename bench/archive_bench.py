@@ -8,11 +8,18 @@ In one run, on the same file:
   * the seed's loop as written: PyMuPDF ``Matrix(2, 2)`` for every page.
 Then ours again on a >= 2 GB version of the PDF, to show peak RSS stays flat.
 
+``--text-layer`` measures instead what reading each figure's printed title costs: the
+same magazine with an invisible OCR text layer on every page (body text, and each
+plate's legend under it), figure mode with the text layer read (the default) against
+``--no-printed-text``, runs interleaved, the fastest of each; and the plain magazine,
+to show that a text layer keeps the scan's JPEG fast path.
+
 Fairness: the freshly written PDF is synced to disk and read once before any tool
 runs (otherwise the first tool competes with the kernel's write-back), and every
 tool gets the same number of runs, the fastest one reported (``--repeat``).
 
     python bench/archive_bench.py [--pages 300] [--repeat 2] [--big-gb 2.0] [--skip-big]
+    python bench/archive_bench.py --text-layer [--repeat 3] [--workers 1]
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -154,12 +162,85 @@ def filter_quality(out: Path, kinds: list[str]) -> str:
             f"text pages without one {len(texts) - sum(texts)}/{len(texts)}")
 
 
+def text_layer_cost(pages: int, repeat: int, workers: int) -> None:
+    """Figure mode reading the text layer against not reading it, runs interleaved."""
+    with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
+        tmp = Path(tmp)
+        pool = page_pool()
+        layered, plain = tmp / "magazine-ocr-layer.pdf", tmp / "magazine.pdf"
+        kinds = write_magazine_pdf(layered, pages, pool, text_layer=True)
+        write_magazine_pdf(plain, pages, pool)
+        settle(layered)
+        settle(plain)
+        runs: dict[str, list[float]] = {"printed text read": [], "--no-printed-text": [],
+                                        "no text layer": []}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(max(1, repeat)):
+            for name, pdf, extra in (("printed text read", layered, ()),
+                                     ("--no-printed-text", layered, ("--no-printed-text",)),
+                                     ("no text layer", plain, ())):
+                before = children_cpu_s()
+                runs[name].append(run_ours(pdf, tmp / "out.zip", workers, 1, *extra)[0])
+                cpu[name].append(children_cpu_s() - before)
+        run_ours(layered, tmp / "read.zip", workers)
+        with zipfile.ZipFile(tmp / "read.zip") as zf:
+            rows = [json.loads(line) for line in zf.read("metadata.jsonl").splitlines()]
+        printed = sum(bool(r["printed_text"]) for r in rows)
+        print(f"{pages} pages ({kinds.count('plate')} plates) with an invisible OCR text layer, "
+              f"figure mode, --workers {workers}, fastest of {repeat} interleaved runs; load "
+              f"average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        base, base_cpu = min(runs["--no-printed-text"]), min(cpu["--no-printed-text"])
+        for name, times in runs.items():
+            print(f"  {name:<20} {pages / min(times):6.1f} pages/s  {min(times):6.2f} s  "
+                  f"x{min(times) / base:.3f} wall;  {min(cpu[name]):6.2f} s  "
+                  f"x{min(cpu[name]) / base_cpu:.3f} CPU (user + system, all processes)")
+        print(f"  items with printed_text: {printed} of {len(rows)}")
+        ms, n = text_reading_ms(layered, tmp / "read.zip")
+        whole = base_cpu * 1000 / pages
+        print(f"  reading the text layer and choosing the lines: {ms:.2f} ms of CPU on each of "
+              f"the {n} pages with a kept or doubtful figure, {ms * n / pages / whole:.2%} of "
+              "the build's CPU a page")
+
+
+def children_cpu_s() -> float:
+    """User + system seconds of every finished child process so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def text_reading_ms(pdf: Path, built: Path) -> tuple[float, int]:
+    """CPU ms a page of what printed_text adds, on the pages where the build read it."""
+    from archive import printed_text
+    from archive.reader import open_pdf
+
+    with zipfile.ZipFile(built) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+    boxes: dict[int, list] = {}
+    for r in rows:
+        if r["file_name"]:
+            boxes.setdefault(int(r["page"]), []).append(
+                tuple(float(r[k]) * 1000 for k in ("x0", "y0", "x1", "y1")))
+    doc = open_pdf(pdf)
+    t0 = time.process_time()
+    for n, page_boxes in boxes.items():
+        words = printed_text.scaled(printed_text.text_layer_words(doc[n - 1]), 1000, 1000)
+        printed_text.printed_texts(page_boxes, words)
+    seconds = time.process_time() - t0
+    doc.close()
+    return seconds * 1000 / max(1, len(boxes)), len(boxes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=2, help="runs per tool; fastest reported")
     parser.add_argument("--big-gb", type=float, default=2.0)
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--text-layer", action="store_true",
+                        help="the cost of printed_text on a magazine with an OCR text layer")
+    parser.add_argument("--workers", type=int, default=1, help="with --text-layer")
     parser.add_argument("--peer", choices=["seed", "pdf2image"], help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -167,6 +248,9 @@ def main() -> None:
         {"seed": peer_seed, "pdf2image": peer_pdf2image}[args.peer](*args.args)
         return
 
+    if args.text_layer:
+        text_layer_cost(args.pages, args.repeat, args.workers)
+        return
     with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
         tmp = Path(tmp)
         pool = page_pool()

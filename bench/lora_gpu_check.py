@@ -12,7 +12,11 @@ through the same code paths as a real checkpoint. It measures
    s/step after the first step;
 2. time per 1024-px image, 30 steps, without a LoRA and with the fused LoRA
    (the LoRA just trained), pipeline already loaded; plus few-step (LCM path) and one
-   cold request (load + run + release) through ``lora.generate``.
+   cold request (load + run + release) through ``lora.generate``;
+3. the archive's ``--captioner``: Salesforce/blip-image-captioning-base when it is in the
+   local Hub cache, else a BLIP-base-size model of random weights, loaded and released
+   through ``archive.captioner`` (fp16 on CUDA): load time, s/crop in batches of 16 on
+   64 crops of 1024 px, peak VRAM, and the ZeroGPU duration it would ask for.
 
 Random weights make noise (maybe NaNs in fp16): the timings and memory are what count.
 Results go to stdout and, when $OUT is set, to $OUT/lora_gpu_check.json.
@@ -227,6 +231,44 @@ def cold_request(base: Path, lora_dir: Path) -> dict:
             "holder": stats.summary() if stats else None}  # fmt: skip
 
 
+def captioner_check(work: Path) -> dict:
+    """The archive's captioner on the GPU, the real model when cached, else real-size random."""
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    from archive import captioner
+    from archive.tiny_captioner import SPECIAL, WORDS, build_tiny_captioner
+
+    model = "Salesforce/blip-image-captioning-base"
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(model, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached (no network here): a real-size stand-in
+        model = str(build_tiny_captioner(work / "blip-base-random", hidden=768, layers=12,
+                                         heads=12, image_size=384, patch=16,
+                                         extra_words=30522 - len(SPECIAL) - len(WORDS)))
+    rng = np.random.default_rng(0)
+    crops = []
+    for _ in range(64):
+        buf = io.BytesIO()
+        Image.fromarray(rng.integers(0, 255, (1024, 768, 3), dtype=np.uint8)).save(buf, "JPEG")
+        crops.append(buf.getvalue())
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    captions, device = captioner.caption_images(model, crops[:16], batch=16, device="cuda")
+    cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    captions, device = captioner.caption_images(model, crops, batch=16, device="cuda")
+    total = time.perf_counter() - t0
+    return {"model": model, "device": device, "cold_16_crops_s": round(cold, 2),
+            "64_crops_s_incl_load": round(total, 2), "s_per_crop": round(total / 64, 3),
+            "peak_vram_mb": round(torch.cuda.max_memory_allocated() / 2**20),
+            "zero_gpu_duration_asked_for_64": captioner.gpu_seconds(model, crops),
+            "example": captions[0][:80]}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--workdir", default="/tmp/lora-gpu-check")
@@ -255,6 +297,7 @@ def main() -> int:
         section("image_1024_30steps_fused_lora", b)(lambda: time_images(base, lora_dir))
         section("image_1024_few_step_6steps", b)(lambda: time_images(base, lora_dir, True))
         section("cold_request_generate", b)(lambda: cold_request(base, lora_dir))
+    section("archive_captioner", b + 60)(lambda: captioner_check(work))
     RESULTS["elapsed_s"] = round(elapsed(), 1)
     text = json.dumps(RESULTS, indent=1, default=str)
     print(text)

@@ -116,14 +116,49 @@ def page_pool(n_text: int = 7, n_plates: int = 3, seed: int = 0) -> list[tuple[s
     return pool
 
 
+def _pdf_text(text: str) -> bytes:
+    """A PDF literal string in WinAnsi (Helvetica's standard encoding)."""
+    raw = text.encode("cp1252", "replace")
+    return b"(" + raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") + b")"
+
+
+def ocr_layer(kind: str, number: int, rng: np.random.Generator) -> bytes:
+    """An invisible OCR text layer (render mode 3), as a library's OCR leaves one: body
+    lines on a text page, a plate's legend under its frame."""
+    w, h = PAGE_PT
+    margin = w * 0.08
+    if kind == "plate":
+        frame = 0.09 * w  # engraving_page's frame, in points
+        lines = [(h - frame + 12, 13, f"Lám. {number}. Toilette de visite, vestido de seda")]
+    else:
+        lines = [(margin + 40, 22, "LA MODA ELEGANTE")]
+        y = margin + 80
+        while y < h - margin:
+            words = [WORDS[int(rng.integers(len(WORDS)))] for _ in range(9)]
+            lines.append((y, 9, " ".join(words)))
+            y += 12.5
+    ops = [b"BT 3 Tr"]
+    for top, size, text in lines:
+        ops.append(b"/F1 %d Tf 1 0 0 1 %.1f %.1f Tm %s Tj" % (size, margin, h - top - size,
+                                                             _pdf_text(text)))
+    ops.append(b"ET")
+    return b"\n".join(ops)
+
+
 def write_magazine_pdf(
-    out: str | Path, pages: int, pool: list[tuple[str, bytes]] | None = None, seed: int = 0
+    out: str | Path, pages: int, pool: list[tuple[str, bytes]] | None = None, seed: int = 0,
+    text_layer: bool = False,
 ) -> list[str]:
-    """Stream an image-only PDF of ``pages`` scans to ``out``; returns each page's kind."""
+    """Stream an image-only PDF of ``pages`` scans to ``out``; returns each page's kind.
+
+    ``text_layer`` adds an invisible OCR text layer to every page, as most library
+    PDFs have one.
+    """
     pool = pool or page_pool(seed=seed)
     texts = [p for p in pool if p[0] == "text"]
     plates = [p for p in pool if p[0] == "plate"]
     rng = np.random.default_rng(seed + 1)
+    words_rng = np.random.default_rng(seed + 2)  # the page kinds stay those of the plain PDF
     kinds: list[str] = []
     offsets: list[int] = []
     with open(out, "wb") as fh:
@@ -137,6 +172,8 @@ def write_magazine_pdf(
         kids = " ".join(f"{3 + 3 * i} 0 R" for i in range(pages))
         obj(f"<< /Type /Pages /Count {pages} /Kids [{kids}] >>".encode())
         w, h = PAGE_PT
+        font = 3 + 3 * pages  # written after the pages, so the page numbering stays
+        fonts = f"/Font << /F1 {font} 0 R >> " if text_layer else ""
         for i in range(pages):
             kind, data = (plates if rng.random() < 0.3 else texts)[int(rng.integers(3))]
             kinds.append(kind)
@@ -144,10 +181,12 @@ def write_magazine_pdf(
             page_no = 3 + 3 * i
             obj(
                 f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w} {h}] "
-                f"/Resources << /XObject << /Im0 {page_no + 2} 0 R >> >> "
+                f"/Resources << {fonts}/XObject << /Im0 {page_no + 2} 0 R >> >> "
                 f"/Contents {page_no + 1} 0 R >>".encode()
             )
             content = f"q {w} 0 0 {h} 0 0 cm /Im0 Do Q".encode()
+            if text_layer:
+                content += b"\n" + ocr_layer(kind, i + 1, words_rng)
             obj(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
             iw, ih = Image.open(io.BytesIO(data)).size
             obj(
@@ -155,6 +194,9 @@ def write_magazine_pdf(
                 f"/ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode "
                 f"/Length {len(data)} >>\nstream\n".encode() + data + b"\nendstream"
             )
+        if text_layer:
+            obj(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+                b"/Encoding /WinAnsiEncoding >>")
         xref = fh.tell()
         fh.write(f"xref\n0 {len(offsets) + 1}\n0000000000 65535 f \n".encode())
         for off in offsets:

@@ -50,6 +50,8 @@ class Example:
     caption: str
     data: bytes  # the encoded image, decoded on demand
     dataset: str = ""  # the zip it came from, when several are trained together
+    # which of the archive's caption sources its row has: "printed text", "model caption"
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -125,8 +127,15 @@ def _valid_image(data: bytes) -> str | None:
     return None
 
 
-def _metadata_captions(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, str]:
-    """Image stem -> caption for every row of ``metadata.jsonl``; bad rows are passed over."""
+CAPTION_KINDS = {"printed_text": "printed text", "model_caption": "model caption"}
+
+
+def _metadata_captions(zf: zipfile.ZipFile, info: zipfile.ZipInfo,
+                       kinds: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """Image stem -> caption for every row of ``metadata.jsonl``; bad rows are passed over.
+
+    ``kinds`` collects, per stem, which of the archive's caption sources the row has.
+    """
     root = posixpath.dirname(info.filename.replace("\\", "/"))
     captions: dict[str, str] = {}
     for line in _read(zf, info).decode("utf-8", "replace").splitlines():
@@ -135,7 +144,11 @@ def _metadata_captions(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, 
         try:
             row = json.loads(line)
             file_name = posixpath.normpath(posixpath.join(root, str(row["file_name"])))
-            captions[posixpath.splitext(file_name)[0]] = str(row.get("text", "")).strip()
+            stem = posixpath.splitext(file_name)[0]
+            captions[stem] = str(row.get("text", "")).strip()
+            if kinds is not None:
+                kinds[stem] = [name for key, name in CAPTION_KINDS.items()
+                               if str(row.get(key) or "").strip()]
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
     return captions
@@ -158,7 +171,8 @@ def read_dataset_zip(path: str | Path, max_total_bytes: int = MAX_TOTAL_BYTES) -
         # The shallowest metadata.jsonl is the dataset's (a copy in a subfolder is not).
         metas = [n for n in infos if PurePosixPath(n).name == "metadata.jsonl"]
         meta = min(metas, key=lambda n: (n.count("/"), n)) if metas else None
-        listed = _metadata_captions(zf, infos[meta]) if meta else None
+        kinds: dict[str, list[str]] = {}
+        listed = _metadata_captions(zf, infos[meta], kinds) if meta else None
         out = ZipDataset(examples=[])
         for name in sorted(infos):
             suffix = PurePosixPath(name).suffix.lower()
@@ -180,7 +194,8 @@ def read_dataset_zip(path: str | Path, max_total_bytes: int = MAX_TOTAL_BYTES) -
             else:
                 caption, source = (txt[stem], "txt") if stem in txt else ("", "none")
             out.caption_source[source] += 1
-            out.examples.append(Example(name, caption, data, Path(path).name))
+            out.examples.append(Example(name, caption, data, Path(path).name,
+                                        tuple(kinds.get(stem, ()))))
     if not out.examples:
         raise UnsafeZip(f"{path} holds no usable images ({out.summary()})")
     return out

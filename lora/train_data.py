@@ -108,6 +108,7 @@ class Part:
     images: int
     repeats: int
     summary: str
+    caption_kinds: Counter = field(default_factory=Counter)  # "printed text", "model caption"
 
 
 @dataclass
@@ -153,7 +154,7 @@ def load_training_set(
     left_out: list[str] = []
     for path, times in zip(datasets, repeats or [1] * len(datasets), strict=True):
         data = read_dataset_zip(path)
-        kept = 0
+        kept, kinds = 0, Counter()
         for example in data.examples:
             sample = place(example, resolution, buckets)
             if buckets and too_far(sample, resolution):
@@ -162,7 +163,8 @@ def load_training_set(
             slots.extend([len(samples)] * times)
             samples.append(sample)
             kept += 1
-        parts.append(Part(Path(path).name, kept, times, data.summary()))
+            kinds.update(example.kinds)
+        parts.append(Part(Path(path).name, kept, times, data.summary(), kinds))
     if not samples:
         raise ValueError(
             f"no image to train on: all {len(left_out)} are too far beyond 1:4 / 4:1 for a bucket "

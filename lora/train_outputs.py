@@ -85,6 +85,17 @@ def bucket_table(data: TrainingSet) -> str:
     return "\n".join([head, *rows])
 
 
+def caption_sources(data: TrainingSet) -> str:
+    """How many images' captions carry their page's printed title and a model's caption."""
+    total = sum(p.images for p in data.parts)
+    printed = sum(p.caption_kinds["printed text"] for p in data.parts)
+    model = sum(p.caption_kinds["model caption"] for p in data.parts)
+    return (f"What the captions say, from the archive: {printed} of {total} images carry the "
+            f"title or caption printed next to them on the page (`printed_text`), {model} a "
+            f"captioning model's description (`model_caption`); the rest, the archive's "
+            f"template caption or their own.")
+
+
 def write_model_card(
     out: Path, cfg: TrainConfig, data: TrainingSet, steps: int, final_loss: float | None
 ) -> Path:
@@ -130,6 +141,7 @@ Trained with `python -m lora.train` (Borde) on {", ".join(f"`{p.name}`" for p in
 - Trigger: {cfg.trigger or "none"}; it leads every caption unless the caption is dropped.
 - Caption dropout (`--caption-dropout`, the probability of an empty caption): {dropout}.
 - Tag shuffle (`--shuffle-tags`, comma-separated tags, the trigger's tag first): {shuffle}.
+- {caption_sources(data)}
 
 ## Files
 - `{LORA_FILE}`: diffusers format, `pipe.load_lora_weights("{out.name}")`.

@@ -109,3 +109,59 @@ def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     inter = ix * iy
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def chapbook_lines(shared_data: Path) -> dict[Path, list[tuple[tuple[int, int, int, int], str]]]:
+    """Every printed line of the Moreno pages: its box (pixels of the image) and its text."""
+    out: dict[Path, list[tuple[tuple[int, int, int, int], str]]] = {}
+    with open(shared_data / "figures" / "moreno" / "lines.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            box = tuple(int(row[k]) for k in ("x0", "y0", "x1", "y1"))
+            out.setdefault(shared_data / row["file"], []).append((box, row["text"]))
+    return out
+
+
+def add_invisible_line(page: pymupdf.Page, box: tuple[float, float, float, float], text: str,
+                       ) -> None:
+    """One line of invisible text (render mode 3) stretched over ``box`` (points), as
+    OCRmyPDF writes it: the font sized to the line, scaled to its width."""
+    x0, y0, x1, y1 = box
+    size = max(1.0, 0.8 * (y1 - y0))
+    width = pymupdf.get_text_length(text, fontname="helv", fontsize=size)
+    if width <= 0:
+        return
+    origin = pymupdf.Point(x0, y1 - 0.2 * (y1 - y0))
+    stretch = pymupdf.Matrix((x1 - x0) / width, 1)
+    page.insert_text(origin, text, fontsize=size, fontname="helv", render_mode=3,
+                     morph=(origin, stretch))
+
+
+def text_layer_pdf(out: Path, images: list[Path], lines: dict, dpi: int = 150,
+                   as_form: bool = True) -> Path:
+    """Scans with an OCR text layer: each page image under its lines in invisible text.
+
+    ``as_form`` puts the layer in a form XObject drawn under the image, as OCRmyPDF
+    grafts it; otherwise the text is drawn on the page itself, over the image.
+    ``lines`` maps an image to ``[(box in pixels, text)]``; a page without lines has
+    no text layer at all.
+    """
+    doc = pymupdf.open()
+    k = 72 / dpi
+    for path in images:
+        data = path.read_bytes()
+        w, h = Image.open(io.BytesIO(data)).size
+        page = doc.new_page(width=w * k, height=h * k)
+        page_lines = lines.get(path, [])
+        if page_lines and as_form:
+            layer = pymupdf.open()
+            text_page = layer.new_page(width=w * k, height=h * k)
+            for (x0, y0, x1, y1), text in page_lines:
+                add_invisible_line(text_page, (x0 * k, y0 * k, x1 * k, y1 * k), text)
+            page.show_pdf_page(page.rect, layer, 0, overlay=False)
+        page.insert_image(page.rect, stream=data)
+        if page_lines and not as_form:
+            for (x0, y0, x1, y1), text in page_lines:
+                add_invisible_line(page, (x0 * k, y0 * k, x1 * k, y1 * k), text)
+    doc.save(out, garbage=3, deflate=True)
+    doc.close()
+    return out

@@ -39,3 +39,10 @@ def build_sdxl(out_dir: str | Path) -> Path:
     from lora.tiny import build_tiny_sdxl
 
     return build_tiny_sdxl(out_dir)
+
+
+def build_captioner(out_dir: str | Path, extra_words: int = 2000) -> Path:
+    """The tiny BLIP captioner that ``python -m archive.tiny_captioner`` writes."""
+    from archive.tiny_captioner import build_tiny_captioner
+
+    return build_tiny_captioner(out_dir, extra_words=extra_words)
