@@ -365,3 +365,27 @@ def gpu(duration: int | Callable[..., int] = 60) -> Callable[[Callable[..., T]],
         return spaces.GPU(duration=int(duration))(fn)
 
     return decorate
+
+
+def warm_imports(modules: list[str]) -> threading.Thread:
+    """Import heavy libraries in a background thread, so the first request does not pay.
+
+    Only code is imported: no model is loaded and CUDA is not touched, so the
+    per-request policy above still holds. A module that fails to import is logged and
+    skipped; the request that needs it reports the error itself.
+    """
+
+    def run() -> None:
+        import importlib
+
+        t0 = time.perf_counter()
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - warming must never crash the app
+                log.warning("warm-up import of %s failed: %s", name, exc)
+        log.info("warmed %d modules in %.1f s", len(modules), time.perf_counter() - t0)
+
+    thread = threading.Thread(target=run, name="borde-warm-imports", daemon=True)
+    thread.start()
+    return thread

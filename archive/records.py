@@ -18,8 +18,10 @@ MANIFEST_COLUMNS = [
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-    "decision", "file_name", "phash",
+    "decision", "file_name", "phash", "finder_reason",
 ]
+# The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
+CURATOR_REASONS = {"keep": "kept by the curator", "drop": "dropped by the curator"}
 
 
 @dataclass
@@ -77,9 +79,14 @@ class RegionRecord:
     def region_row(self) -> list[str]:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
-            f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
-            self.decision, self.file_name, self.phash,
+            f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.outcome_reason,
+            self.decision, self.file_name, self.phash, self.reason,
         ]
+
+    @property
+    def outcome_reason(self) -> str:
+        """Why the candidate is in or out: the curator's decision wins over the finder."""
+        return CURATOR_REASONS.get(self.decision, self.reason)
 
     def metadata(self) -> dict:
         """The ``metadata.jsonl`` row that ``datasets``' imagefolder reads."""
