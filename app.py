@@ -242,7 +242,7 @@ def archive_tab(ui_lang) -> None:
                                       "stretch"], value="", label=t("archive_resize"))
             keep_duplicates = gr.Checkbox(value=False, label=t("archive_keep_duplicates"))
             caption = gr.Textbox(value=DEFAULT_CAPTION, label=t("archive_caption"))
-            trigger = gr.Textbox(label=t("archive_trigger"), placeholder="imperial")
+            trigger = gr.Textbox(value="", label=t("archive_trigger"), placeholder="imperial")
             run = gr.Button(t("archive_run"), variant="primary")
             gr.Markdown(t("archive_cli_hint"))
             gr.Markdown(t("archive_limits"), elem_id="archive-limits")
@@ -349,8 +349,8 @@ def lora_tab(ui_lang) -> None:
                 size = gr.Dropdown(lora_ui.SIZES, value="1024", label=t("lora_size"))
             few_step = gr.Checkbox(value=False, label=t("lora_few_step"))
             with gr.Accordion(t("lora_style_box"), open=not LORA.lora):
-                style_hub = gr.Textbox(label=t("lora_style_hub"), placeholder="owner/name",
-                                       elem_id="lora-style-hub")
+                style_hub = gr.Textbox(value="", label=t("lora_style_hub"),
+                                       placeholder="owner/name", elem_id="lora-style-hub")
                 style_file = gr.File(label=t("lora_style_file"), file_types=[".safetensors"],
                                      type="filepath", elem_id="lora-style-file")
                 style_note = gr.Markdown(elem_id="lora-style-note")

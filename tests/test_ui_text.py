@@ -48,3 +48,15 @@ def test_heavy_imports_warm_in_the_background_and_a_bad_one_is_only_logged(caplo
         warm_imports(["colorsys", "no_such_module_anywhere"]).join(timeout=30)
     assert "colorsys" in sys.modules
     assert "no_such_module_anywhere" in caplog.text
+
+
+def test_every_key_is_used_by_the_code():
+    """A key no code names is a string nobody sees; those made from codes name their prefix."""
+    root = ui_text.STRINGS_FILE.parent
+    code = "\n".join(p.read_text(encoding="utf-8") for p in root.glob("*.py"))
+    code += "\n".join(p.read_text(encoding="utf-8") for pkg in ("vet", "archive", "lora")
+                      for p in (root / pkg).glob("*.py"))
+    dynamic = ("lora_err_", "lora_base_", "lora_style_", "vet_reason_")
+    unused = [k for k in ui_text.strings()["en"]
+              if f'"{k}"' not in code and not k.startswith(dynamic)]
+    assert not unused
