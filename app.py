@@ -29,7 +29,7 @@ from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
 from lora import ui as lora_ui
 from lora.lora_file import BadLoraFile
-from ondemand import gpu, warm_imports
+from ondemand import gpu, warm_imports, zero_gpu_enabled
 from ui_text import UI_LANG_JS, say, sayer
 from vet import ui as vet_ui
 
@@ -49,7 +49,8 @@ t = I18N
 WARM_IMPORTS = ["torch", "transformers.modeling_utils", "vet.modeling_efficientnet_lite",
                 "vet.heatmap", "pymupdf", "cv2", "imagehash", "matplotlib.figure"]
 if LORA.can_run:
-    WARM_IMPORTS += ["diffusers", "peft"]
+    WARM_IMPORTS += ["diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl",
+                     "peft"]
 
 
 def _downloads(files: dict[str, str]) -> list[str]:
@@ -413,5 +414,7 @@ def launch_kwargs() -> dict:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    warm_imports(WARM_IMPORTS)
+    if os.environ.get("BORDE_WARM_IMPORTS", "1") != "0":
+        # On ZeroGPU the answers run in a GPU worker: imports only, no CPU warm-up answer.
+        warm_imports(WARM_IMPORTS, then=None if zero_gpu_enabled() else vet_ui.warm_up)
     build_app().launch(**launch_kwargs())

@@ -367,12 +367,13 @@ def gpu(duration: int | Callable[..., int] = 60) -> Callable[[Callable[..., T]],
     return decorate
 
 
-def warm_imports(modules: list[str]) -> threading.Thread:
+def warm_imports(modules: list[str], then: Callable[[], Any] | None = None
+                 ) -> threading.Thread:
     """Import heavy libraries in a background thread, so the first request does not pay.
 
-    Only code is imported: no model is loaded and CUDA is not touched, so the
-    per-request policy above still holds. A module that fails to import is logged and
-    skipped; the request that needs it reports the error itself.
+    Only code is imported and CUDA is not touched; ``then`` may run one request nobody
+    sees (on the CPU, released as any other), so the per-request policy above still
+    holds. A failure is logged and skipped; the request that needs it reports it itself.
     """
 
     def run() -> None:
@@ -384,6 +385,11 @@ def warm_imports(modules: list[str]) -> threading.Thread:
                 importlib.import_module(name)
             except Exception as exc:  # noqa: BLE001 - warming must never crash the app
                 log.warning("warm-up import of %s failed: %s", name, exc)
+        if then is not None:
+            try:
+                then()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("warm-up request failed: %s", exc)
         log.info("warmed %d modules in %.1f s", len(modules), time.perf_counter() - t0)
 
     thread = threading.Thread(target=run, name="borde-warm-imports", daemon=True)

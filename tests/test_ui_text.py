@@ -44,10 +44,13 @@ def test_languages_and_sizes_as_people_write_them():
 
 def test_heavy_imports_warm_in_the_background_and_a_bad_one_is_only_logged(caplog):
     sys.modules.pop("colorsys", None)
+    ran = []
     with caplog.at_level(logging.WARNING, logger="borde.ondemand"):
-        warm_imports(["colorsys", "no_such_module_anywhere"]).join(timeout=30)
-    assert "colorsys" in sys.modules
-    assert "no_such_module_anywhere" in caplog.text
+        warm_imports(["colorsys", "no_such_module_anywhere"], then=lambda: ran.append(1)
+                     ).join(timeout=30)
+        warm_imports([], then=lambda: 1 / 0).join(timeout=30)
+    assert "colorsys" in sys.modules and ran == [1]
+    assert "no_such_module_anywhere" in caplog.text and "division by zero" in caplog.text
 
 
 def test_every_key_is_used_by_the_code():

@@ -61,6 +61,14 @@ def example_photos() -> list[str]:
     return [str(p) for p in sorted(EXAMPLES_DIR.glob("*.jpg"))]
 
 
+def warm_up() -> None:
+    """One answer nobody sees, on the CPU, at start-up: the first farmer's answer then
+    costs what the later ones do. The model is loaded and released as for any request."""
+    photos = example_photos()
+    if photos:
+        triage_many(photos[:1], heatmap=True, device="cpu")
+
+
 def _lang(lang: str) -> str:
     return lang if lang in ("en", "es") else "en"
 
@@ -100,8 +108,9 @@ def urgency_badge(t: Triage, lang: str = "en") -> str:
             text = f"{text} · {_STATUS['uncertain'][lang]}"
     else:
         text, color = status_word(t, lang), "#616161"
-    return (f'<span class="vet-badge" style="background:{color};color:#fff;padding:4px 10px;'
-            f'border-radius:12px;font-weight:600">{html.escape(text)}</span>')
+    return (f'<span class="vet-badge" style="display:inline-block;background:{color};'
+            f'color:#fff;padding:4px 10px;border-radius:12px;font-weight:600">'
+            f'{html.escape(text)}</span>')
 
 
 def advice_text(t: Triage, lang: str = "en") -> str:

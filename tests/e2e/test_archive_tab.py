@@ -12,6 +12,10 @@ from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 from tests.zips import kept_by_key, region_rows
 
 pytestmark = pytest.mark.e2e
+# gradio's own progress overlays (timers, bars) that a user can see
+GRADIO_OVERLAYS = """() => [...document.querySelectorAll('[data-testid=status-tracker]')]
+    .filter(t => !t.classList.contains('hide') && getComputedStyle(t).opacity !== '0'
+                 && t.innerText.trim()).length"""
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +80,9 @@ def test_one_progress_display_then_review_two_crops_and_the_rebuild_says_so(
         page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
         page.get_by_label(pdf.name).first.wait_for(timeout=60_000)
         page.get_by_role("button", name="Crear dataset").click()
-        displays = []
+        displays = []  # (our progress bars, gradio's visible progress overlays)
         while not page.locator("#archive-status .borde-done").count():
-            displays.append((page.locator("progress").count(),
-                             page.locator(".progress-text, .eta-bar, .progress-bar").count()))
+            displays.append((page.locator("progress").count(), page.evaluate(GRADIO_OVERLAYS)))
             page.wait_for_timeout(100)
         assert displays and all(gradio == 0 for _, gradio in displays), displays
         assert max(ours for ours, _ in displays) == 1

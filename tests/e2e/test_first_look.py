@@ -63,6 +63,16 @@ def test_a_spanish_browser_gets_the_whole_answer_in_spanish(app_url, page_scan, 
             assert english not in text, english
         assert page.locator("#vet-heatmap img").count() >= 1
         page.screenshot(path=str(shots_dir(tmp_path) / "es_vet_answer.png"), full_page=True)
+        # on a phone the answer sits right under the button, above the tips; no sideways scroll
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(500)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        tips = page.get_by_text("Para mejores resultados").bounding_box()
+        assert page.locator("#vet-run").bounding_box()["y"] < \
+            page.locator("#vet-badge").bounding_box()["y"] < tips["y"]
+        page.screenshot(path=str(shots_dir(tmp_path) / "es_vet_answer_phone.png"),
+                        full_page=True)
+        page.set_viewport_size({"width": 1366, "height": 900})
 
         # a page scan: the result box says why there is no condition, the heatmap goes away
         page.locator("#vet-photo input[type=file]").set_input_files(str(page_scan))
