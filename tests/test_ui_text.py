@@ -63,3 +63,17 @@ def test_every_key_is_used_by_the_code():
     unused = [k for k in ui_text.strings()["en"]
               if f'"{k}"' not in code and not k.startswith(dynamic)]
     assert not unused
+
+
+def test_a_request_waits_for_the_warm_up_so_no_import_is_seen_half_done():
+    """diffusers seen mid-import by a second thread says "cannot import name"."""
+    import time
+
+    from ondemand import OnDemand
+
+    order = []
+    warm_imports([], then=lambda: (time.sleep(0.5), order.append("warm")))
+    holder = OnDemand(lambda device: order.append("load") or object(), name="gate")
+    with holder.use("cpu"):
+        pass
+    assert order == ["warm", "load"]

@@ -121,6 +121,8 @@ def test_a_herd_table_fits_a_laptop_and_a_phone_and_downloads_everything(
         page = ctx.new_page()
         page.goto(app_url)
         page.get_by_role("tab", name=HERD_TAB["en"]).click()
+        page.locator("#vet-herd").wait_for()
+        assert page.locator("#vet-herd-table").inner_text().strip() == ""  # no "1 2 3" headers
         page.locator("#vet-herd input[type=file]").set_input_files([str(p) for p in herd])
         page.get_by_role("button", name="Check the herd").click()
         table = page.locator("#vet-herd-table table")

@@ -66,10 +66,19 @@ def test_a_wrong_file_is_refused_plainly_and_a_kohya_lora_is_used(app_url, tiny_
             assert len(text.splitlines()) == 1 and "Traceback" not in text and "header" not in text
             assert page.locator("#lora-style-file").get_by_label(wrong.name).count() == 0
         page.screenshot(path=str(shots_dir(tmp_path) / "es_lora_wrong_file.png"), full_page=True)
+        # a Hub id that cannot be reached: one sentence under Generate, no red badge anywhere
+        page.get_by_label("Pasos").first.fill("2")
+        page.locator("#lora-style-hub textarea, #lora-style-hub input").first.fill(
+            "nobody/no-such-style")
+        page.get_by_role("button", name="Generar").click()
+        page.locator("#lora-message", has_text="no se encuentra el LoRA de estilo").wait_for(
+            timeout=60_000)
+        assert page.locator("#lora-gallery .error, #lora-message .error").count() == 0
+        assert "Errno" not in page.locator("#lora-message").inner_text()
+        page.locator("#lora-style-hub textarea, #lora-style-hub input").first.fill("")
         page.locator("#lora-style-file input[type=file]").set_input_files(str(kohya))
         page.locator("#lora-style", has_text="formato kohya").wait_for(timeout=30_000)
         assert note.inner_text().strip() == ""
-        page.get_by_label("Pasos").first.fill("2")
         page.get_by_role("button", name="Generar").click()
         page.get_by_text("LoRA lora_kohya.safetensors").last.wait_for(timeout=120_000)
         assert page.locator("#lora-message").inner_text().strip() == ""
