@@ -368,9 +368,10 @@ def gpu(duration: int | Callable[..., int] = 60) -> Callable[[Callable[..., T]],
     return decorate
 
 
-# Set while no warm-up runs. A lazily imported package (diffusers, transformers) that one
-# thread is still initialising can look half-empty to another ("cannot import name"), so
-# a request waits for the warm-up before it loads a model; the warm-up itself does not.
+# Set while no warm-up import runs. A lazily imported package (diffusers, transformers) that
+# one thread is still initialising can look half-empty to another ("cannot import name"),
+# so a request waits for the warm-up imports before it loads a model (not for the warm-up
+# answer after them); the warm-up thread itself never waits.
 _warm_done = threading.Event()
 _warm_done.set()
 _warm_thread: threading.Thread | None = None
@@ -401,14 +402,14 @@ def warm_imports(modules: list[str], then: Callable[[], Any] | None = None
                     importlib.import_module(name)
                 except Exception as exc:  # noqa: BLE001 - warming must never crash the app
                     log.warning("warm-up import of %s failed: %s", name, exc)
-            if then is not None:
-                try:
-                    then()
-                except Exception as exc:  # noqa: BLE001
-                    log.warning("warm-up request failed: %s", exc)
         finally:
-            _warm_done.set()
+            _warm_done.set()  # the packages are whole now: requests need not wait for more
         log.info("warmed %d modules in %.1f s", len(modules), time.perf_counter() - t0)
+        if then is not None:
+            try:
+                then()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("warm-up request failed: %s", exc)
 
     _warm_done.clear()
     _warm_thread = threading.Thread(target=run, name="borde-warm-imports", daemon=True)

@@ -67,13 +67,28 @@ def test_every_key_is_used_by_the_code():
 
 def test_a_request_waits_for_the_warm_up_so_no_import_is_seen_half_done():
     """diffusers seen mid-import by a second thread says "cannot import name"."""
+    import importlib.abc
     import time
 
     from ondemand import OnDemand
 
     order = []
-    warm_imports([], then=lambda: (time.sleep(0.5), order.append("warm")))
-    holder = OnDemand(lambda device: order.append("load") or object(), name="gate")
-    with holder.use("cpu"):
-        pass
-    assert order == ["warm", "load"]
+
+    class SlowImport(importlib.abc.MetaPathFinder):  # a module that takes 0.5 s to import
+        def find_spec(self, name, path=None, target=None):
+            if name == "borde_slow_module":
+                time.sleep(0.5)
+                order.append("imported")
+            return None
+
+    import torch  # noqa: F401 - imported before, so the 2 s below is only the answer's
+
+    sys.meta_path.insert(0, SlowImport())
+    try:
+        warm_imports(["borde_slow_module"], then=lambda: (time.sleep(2), order.append("answer")))
+        holder = OnDemand(lambda device: order.append("load") or object(), name="gate")
+        with holder.use("cpu"):
+            pass
+    finally:
+        sys.meta_path.pop(0)
+    assert order == ["imported", "load"]  # after the imports, not after the warm-up answer
