@@ -206,6 +206,7 @@ class OnDemand:
     @contextlib.contextmanager
     def use(self, device: str | None = None) -> Iterator[Any]:
         """The model on ``device`` for the duration of one request."""
+        wait_for_warm_up()
         import torch
 
         dev = pick_device(device or self.device)
@@ -365,3 +366,52 @@ def gpu(duration: int | Callable[..., int] = 60) -> Callable[[Callable[..., T]],
         return spaces.GPU(duration=int(duration))(fn)
 
     return decorate
+
+
+# Set while no warm-up import runs. A lazily imported package (diffusers, transformers) that
+# one thread is still initialising can look half-empty to another ("cannot import name"),
+# so a request waits for the warm-up imports before it loads a model (not for the warm-up
+# answer after them); the warm-up thread itself never waits.
+_warm_done = threading.Event()
+_warm_done.set()
+_warm_thread: threading.Thread | None = None
+
+
+def wait_for_warm_up(timeout: float = 300.0) -> None:
+    if threading.current_thread() is not _warm_thread:
+        _warm_done.wait(timeout)
+
+
+def warm_imports(modules: list[str], then: Callable[[], Any] | None = None
+                 ) -> threading.Thread:
+    """Import heavy libraries in a background thread, so the first request does not pay.
+
+    Only code is imported and CUDA is not touched; ``then`` may run one request nobody
+    sees (on the CPU, released as any other), so the per-request policy above still
+    holds. A failure is logged and skipped; the request that needs it reports it itself.
+    """
+    global _warm_thread
+
+    def run() -> None:
+        import importlib
+
+        t0 = time.perf_counter()
+        try:
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:  # noqa: BLE001 - warming must never crash the app
+                    log.warning("warm-up import of %s failed: %s", name, exc)
+        finally:
+            _warm_done.set()  # the packages are whole now: requests need not wait for more
+        log.info("warmed %d modules in %.1f s", len(modules), time.perf_counter() - t0)
+        if then is not None:
+            try:
+                then()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("warm-up request failed: %s", exc)
+
+    _warm_done.clear()
+    _warm_thread = threading.Thread(target=run, name="borde-warm-imports", daemon=True)
+    _warm_thread.start()
+    return _warm_thread

@@ -78,9 +78,9 @@ def _page(r: dict[str, str]) -> PageRecord:
 def _region(r: dict[str, str]) -> RegionRecord:
     box = tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
     return RegionRecord(r["source"], int(r["page"]), int(r["index"]), box, float(r["score"]),
-                        r["kind"], r["kept"] == "1", r["reason"], r["file_name"], "",
-                        r["phash"], r["decision"], r.get("printed_text", ""),
-                        r.get("model_caption", ""))
+                        r["kind"], r["kept"] == "1", r.get("finder_reason", r["reason"]),
+                        r["file_name"], "", r["phash"], r["decision"],
+                        r.get("printed_text", ""), r.get("model_caption", ""))
 
 
 def replay(

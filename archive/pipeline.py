@@ -137,7 +137,7 @@ class PageEvent:
     kept: int  # pages that gave an item
     items: int  # dataset items so far
     elapsed: float
-    thumbnails: list[tuple[Image.Image, str]] = field(default_factory=list)
+    thumbnails: list[tuple[Image.Image, RegionRecord]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the job's warnings, on its first event
 
     @property
@@ -564,12 +564,10 @@ def build_info(opts: Options) -> dict:
     }
 
 
-def _thumbnails(items: list[Item]) -> list[tuple[Image.Image, str]]:
-    return [
-        (it.thumbnail, f"{r.source} p.{r.page} #{r.index} {r.kind} ({r.score:.2f})")
-        for it in items
-        if (r := it.region).kept and it.thumbnail is not None
-    ]
+def _thumbnails(items: list[Item]) -> list[tuple[Image.Image, RegionRecord]]:
+    """The kept items' thumbnails with their rows; the UI writes the captions."""
+    return [(it.thumbnail, it.region) for it in items
+            if it.region.kept and it.thumbnail is not None]
 
 
 def threshold_of(opts: Options) -> tuple[str, float]:

@@ -18,8 +18,10 @@ MANIFEST_COLUMNS = [
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-    "decision", "file_name", "phash", "printed_text", "model_caption",
+    "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
 ]
+# The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
+CURATOR_REASONS = {"keep": "kept by the curator", "drop": "dropped by the curator"}
 
 
 @dataclass
@@ -79,9 +81,15 @@ class RegionRecord:
     def region_row(self) -> list[str]:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
-            f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.reason,
-            self.decision, self.file_name, self.phash, self.printed_text, self.model_caption,
+            f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.outcome_reason,
+            self.decision, self.file_name, self.phash, self.reason, self.printed_text,
+            self.model_caption,
         ]
+
+    @property
+    def outcome_reason(self) -> str:
+        """Why the candidate is in or out: the curator's decision wins over the finder."""
+        return CURATOR_REASONS.get(self.decision, self.reason)
 
     def metadata(self) -> dict:
         """The ``metadata.jsonl`` row that ``datasets``' imagefolder reads."""

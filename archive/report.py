@@ -31,25 +31,35 @@ def text_histogram(
     return "\n".join(lines)
 
 
+HISTOGRAM_WORDS = {"title": "figure scores", "x": "score", "y": "regions",
+                   "kept": "kept", "dropped": "dropped", "threshold": "threshold"}
+
+
 def histogram_image(
-    scores: list[tuple[float, bool]], threshold: float, title: str = "page scores"
+    scores: list[tuple[float, bool]], threshold: float, title: str | None = None,
+    words: dict[str, str] | None = None,
 ) -> Image.Image:
-    """Kept and dropped pages' scores, stacked, with the threshold line."""
+    """Kept and dropped candidates' scores, stacked, with the threshold line.
+
+    ``words`` replaces any of :data:`HISTOGRAM_WORDS` (the UI passes its language);
+    each score is one candidate region, so the counts are regions, not pages.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    w = {**HISTOGRAM_WORDS, **(words or {})}
     fig = Figure(figsize=(6, 3), dpi=100)
     ax = fig.add_subplot()
     kept = [s for s, k in scores if k]
     dropped = [s for s, k in scores if not k]
     ax.hist([dropped, kept], bins=30, stacked=True, color=["#b0a58f", "#5b4a2e"],
-            label=[f"dropped ({len(dropped)})", f"kept ({len(kept)})"])
-    ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"threshold {threshold:g}")
-    ax.set_xlabel("score")
-    ax.set_ylabel("pages")
-    ax.set_title(title)
+            label=[f"{w['dropped']} ({len(dropped)})", f"{w['kept']} ({len(kept)})"])
+    ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"{w['threshold']} {threshold:g}")
+    ax.set_xlabel(w["x"])
+    ax.set_ylabel(w["y"])
+    ax.set_title(title or w["title"])
     ax.legend(loc="upper center", fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()

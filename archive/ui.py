@@ -1,41 +1,57 @@
 """What the Archive tab shows, as plain data: no gradio here.
 
 ``run_job`` drives ``iter_build`` and turns its events into snapshots that
-the app renders: the latest crops with their scores for the gallery, a status
-line with the speed, and at the end the score histogram and the zip. A failure
-never loses the pages done so far: the message points at the ``.partial`` and
-``--resume``. Then the review: the doubtful crops first, a click flips one, and
-``rebuild`` writes the curated zip from the build's own bytes.
+the app renders: the latest crops with their scores for the gallery, one
+progress line in words, and at the end the summary, the score histogram and
+the zip. A failure never loses the pages done so far (the ``.partial`` stays
+for ``--resume``; the log says where). Then the review: the doubtful crops
+first, a click flips one, and ``rebuild`` writes the curated zip from the
+build's own bytes and says what changed.
+
+Words come from the caller's ``say(key, **values)`` (the app passes its
+language), so reasons stay codes here and turn into words only at the edge.
 """
 
 from __future__ import annotations
 
+import html
+import logging
 import shlex
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from PIL import Image, ImageOps
 
 from archive import captioner
 from archive.apply import apply, read_dataset
-from archive.decisions import Key
+from archive.decisions import DUPLICATE, Key
 from archive.errors import ArchiveError
 from archive.pipeline import Report, iter_build, source_names
-from archive.records import RegionRecord
+from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
 from archive.review import by_doubt, thumbnail
 
+log = logging.getLogger("borde.archive")
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
+Say = Callable[..., str]
+# The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
+REASON_KEYS = {
+    "rule": "archive_reason_rule", "too small": "archive_reason_small",
+    "page edge": "archive_reason_edge", "text block": "archive_reason_text",
+    "lettering": "archive_reason_lettering", "ornament": "archive_reason_ornament",
+    CURATOR_REASONS["keep"]: "archive_reason_curator_kept",
+    CURATOR_REASONS["drop"]: "archive_reason_curator_dropped",
+}
 
 
 @dataclass
 class Snapshot:
     gallery: list[tuple[Image.Image, str]] = field(default_factory=list)
-    status: str = ""
+    status: str = ""  # one line in words (HTML): the progress, then the summary
     done: int = 0
     total: int = 0
     pages_per_s: float = 0.0
@@ -45,16 +61,69 @@ class Snapshot:
     error: str | None = None
 
 
+def reason_words(reason: str, say: Say) -> str:
+    """A candidate's reason code in words; "" for a crop the finder kept."""
+    if not reason:
+        return ""
+    if reason.startswith(DUPLICATE):
+        return say("archive_reason_duplicate")
+    if reason.startswith("score under"):
+        return say("archive_reason_score")
+    key = REASON_KEYS.get(reason)
+    return say(key) if key else reason
+
+
+def said_words(r: RegionRecord, limit: int = 80) -> str:
+    """The printed text and the model's caption, quoted, as the crop's caption ends."""
+    return " · ".join(f"“{t[:limit]}”" for t in (r.printed_text, r.model_caption) if t)
+
+
+def crop_caption(r: RegionRecord, say: Say) -> str:
+    """The page, the score, why it is out if it is, and what is printed beside it."""
+    why = reason_words(r.outcome_reason if not r.kept or r.decision else "", say)
+    base = say("archive_crop_caption", page=r.page, index=r.index, score=f"{r.score:.2f}")
+    return " · ".join(w for w in (base, why, said_words(r)) if w)
+
+
+def progress_line(done: int, total: int, items: int, pages_per_s: float, say: Say) -> str:
+    """The one progress display: a bar and the same numbers in words."""
+    words = say("archive_progress", done=done, total=total, items=items,
+                speed=f"{pages_per_s:.1f}") if total else say("archive_starting")
+    return (f'<div class="archive-progress"><progress value="{done}" max="{max(total, 1)}">'
+            f'</progress> <span>{html.escape(words)}</span></div>')
+
+
+def summary_line(report: Report, say: Say) -> str:
+    """The finished run in words: pages, figures, duplicates, time; no server paths."""
+    key = "archive_done_figures" if report.unit == "figure" else "archive_done_pages"
+    text = say(key, pages=report.pages, items=report.items, kept=report.kept,
+               duplicates=report.duplicates, seconds=f"{report.seconds:.1f}",
+               speed=f"{report.pages_per_s:.1f}")
+    if report.bad:
+        text += " " + say("archive_bad_pages", bad=report.bad)
+    return text
+
+
+def histogram_words(unit: str, say: Say) -> dict[str, str]:
+    keys = dict(title="archive_hist_title", x="archive_hist_x", kept="archive_hist_kept",
+                dropped="archive_hist_dropped", threshold="archive_hist_threshold")
+    words = {k: say(v) for k, v in keys.items()}
+    words["y"] = say("archive_hist_y_regions" if unit == "figure" else "archive_hist_y_pages")
+    return words
+
+
 def run_job(
-    paths: list[Path], work_dir: Path | None = None, every: int = 4, **options
+    paths: list[Path], say: Say, work_dir: Path | None = None, every: int = 4,
+    server_picker: bool = False, **options
 ) -> Iterator[Snapshot]:
     """Build a dataset from ``paths`` into a fresh folder, yielding snapshots as it goes."""
     if not paths:
-        yield Snapshot(error="Choose at least one PDF (upload it, or pick one on the server).")
+        yield Snapshot(error=say("archive_no_pdf_server" if server_picker else "archive_no_pdf"))
         return
     folder = Path(tempfile.mkdtemp(prefix="borde-archive-", dir=work_dir))
     out = folder / f"{source_names(paths)[0]}_dataset.zip"
-    snap = Snapshot()
+    snap = Snapshot(status=progress_line(0, 0, 0, 0.0, say))
+    yield replace(snap)  # a copy each time: a consumer may keep them all
     gen = iter_build(paths, out, thumbnails=True, **options)
     try:
         while True:
@@ -64,27 +133,29 @@ def run_job(
                 report: Report = stop.value
                 break
             if event.thumbnails:
-                snap.gallery = (snap.gallery + event.thumbnails)[-GALLERY_SIZE:]
+                shown = [(img, crop_caption(r, say)) for img, r in event.thumbnails]
+                snap.gallery = (snap.gallery + shown)[-GALLERY_SIZE:]
             snap.done, snap.total, snap.pages_per_s = event.done, event.total, event.pages_per_s
-            snap.status = (
-                f"{event.done}/{event.total} pages, {event.items} item(s) from {event.kept} "
-                f"page(s), {event.pages_per_s:.1f} pages/s"
-            )
+            snap.status = progress_line(event.done, event.total, event.items,
+                                        event.pages_per_s, say)
             if event.done % every == 0 or event.thumbnails:
-                yield snap
+                yield replace(snap)
     except ArchiveError as exc:
-        snap.error = str(exc) + _resume_hint(paths, out)
+        snap.error = say("archive_failed", detail=str(exc))
+        _log_resume(paths, out)
         yield snap
         return
     except Exception as exc:  # noqa: BLE001 - the UI must say something, never hang
-        snap.error = f"The job stopped: {type(exc).__name__}: {exc}." + _resume_hint(paths, out)
+        log.exception("archive job failed")
+        snap.error = say("archive_failed", detail=f"{type(exc).__name__}: {exc}")
+        _log_resume(paths, out)
         yield snap
         return
     snap.report = report
     snap.zip_path = report.out
-    snap.status = " ".join([report.summary(), *report.notes])
-    title = "figure scores" if report.unit == "figure" else f"{report.filter} filter scores"
-    snap.histogram = histogram_image(report.scores, report.threshold, title=title)
+    snap.status = " ".join([summary_line(report, say), *report.notes])
+    snap.histogram = histogram_image(report.scores, report.threshold,
+                                     words=histogram_words(report.unit, say))
     yield snap
 
 
@@ -93,12 +164,13 @@ def caption_zip(path: Path, model: str = captioner.DEFAULT_MODEL) -> str:
     return captioner.caption_dataset(path, model).summary()
 
 
-def _resume_hint(paths: list[Path], out: Path) -> str:
+def _log_resume(paths: list[Path], out: Path) -> None:
+    """The server's log, not the visitor's screen, gets the paths and the resume command."""
     partial = out.with_name(out.name + ".partial")
-    if not partial.exists():
-        return ""
-    cmd = shlex.join(["python", "-m", "archive", *map(str, paths), "-o", str(out), "--resume"])
-    return f" The pages done so far are kept in {partial}; continue with: {cmd}"
+    if partial.exists():
+        cmd = shlex.join(["python", "-m", "archive", *map(str, paths), "-o", str(out),
+                          "--resume"])
+        log.warning("the pages done so far are kept in %s; continue with: %s", partial, cmd)
 
 
 # --- the review: the curator keeps or drops crops, and the zip is rebuilt in seconds ---
@@ -116,6 +188,7 @@ class Review:
     decisions: dict[Key, str] = field(default_factory=dict)
     shown: list[RegionRecord] = field(default_factory=list)
     thumbs: dict[Key, Image.Image] = field(default_factory=dict)
+    items: int = 0  # what the build's zip holds, for "now N (was M)"
 
     def kept(self, r: RegionRecord) -> bool:
         choice = self.decisions.get(_key(r))
@@ -129,10 +202,12 @@ def _key(r: RegionRecord) -> Key:
 def start_review(dataset: Path) -> Review:
     data = read_dataset(dataset)
     earlier = {_key(r): r.decision for r in data.regions if r.decision}
-    return Review(Path(dataset), by_doubt(data.regions, data.threshold), earlier)
+    return Review(Path(dataset), by_doubt(data.regions, data.threshold), earlier,
+                  items=sum(r.kept for r in data.regions))
 
 
-def review_gallery(review: Review, limit: int = REVIEW_SHOW) -> list[tuple[Image.Image, str]]:
+def review_gallery(review: Review, say: Say, limit: int = REVIEW_SHOW
+                   ) -> list[tuple[Image.Image, str]]:
     """The most doubtful ``limit`` crops: kept ones framed green, dropped ones grey in red."""
     review.shown = review.order[: max(1, int(limit))]
     missing = [r for r in review.shown if _key(r) not in review.thumbs]
@@ -140,20 +215,18 @@ def review_gallery(review: Review, limit: int = REVIEW_SHOW) -> list[tuple[Image
         with zipfile.ZipFile(review.dataset) as zf:
             for r in missing:
                 review.thumbs[_key(r)] = thumbnail(zf.read(r.file_name))
-    return [_tile(review, r) for r in review.shown]
+    return [_tile(review, r, say) for r in review.shown]
 
 
-def _tile(review: Review, r: RegionRecord) -> tuple[Image.Image, str]:
+def _tile(review: Review, r: RegionRecord, say: Say) -> tuple[Image.Image, str]:
     img = review.thumbs[_key(r)]
     kept = review.kept(r)
     if not kept:
         img = ImageOps.grayscale(img).convert("RGB")
     framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
-    mark = "✓ keep" if kept else "✗ drop"
-    why = f" · {r.reason}" if r.reason else ""
-    said = " · ".join(f"“{t[:80]}”" for t in (r.printed_text, r.model_caption) if t)
-    return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}" + (
-        f" · {said}" if said else "")
+    words = [f"{r.score:.2f}", reason_words(r.reason, say),
+             say("archive_tile_page", page=r.page, index=r.index), said_words(r)]
+    return framed, ("✓ " if kept else "✗ ") + " · ".join(w for w in words if w)
 
 
 def toggle(review: Review, index: int) -> None:
@@ -166,11 +239,13 @@ def toggle(review: Review, index: int) -> None:
         review.decisions[_key(r)] = "keep" if now else "drop"
 
 
-def rebuild(review: Review) -> tuple[Path, str]:
-    """Write the curated zip beside the build; nothing is decoded again."""
+def rebuild(review: Review, say: Say) -> tuple[Path, str]:
+    """Write the curated zip beside the build and say what changed; nothing is decoded again."""
     t0 = time.perf_counter()
     out = review.dataset.with_name(review.dataset.stem + "_curated.zip")
     path, items = apply(review.dataset, review.decisions, out, overwrite=True)
-    changed = len(review.decisions)
-    return path, (f"Rebuilt {path.name}: {items} item(s), {changed} decision(s), "
-                  f"in {time.perf_counter() - t0:.1f} s")
+    added = sum(review.kept(r) and not r.kept for r in review.order)
+    removed = sum(r.kept and not review.kept(r) for r in review.order)
+    log.info("rebuilt %s in %.2f s", path, time.perf_counter() - t0)
+    return path, say("archive_rebuilt", name=path.name, added=added, removed=removed,
+                     items=items, before=review.items)

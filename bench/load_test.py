@@ -81,7 +81,7 @@ def run(clients: int, seconds: float, shared: Path, max_rss_mb: float | None = N
                     else:
                         t0 = time.perf_counter()
                         out = client.predict([handle_file(str(pdfs[i]))], [], "page", "std", "0",
-                                             512, "pad", False, "page {page} of {source}", "",
+                                             "512", "pad", False, "page {page} of {source}", "",
                                              24, api_name="/archive_run")
                         lat["archive_run"].append(time.perf_counter() - t0)
                         zpath = Path(out[3]) if out[3] else None

@@ -30,7 +30,15 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 class ModelUnavailable(RuntimeError):
-    """A model (base, VAE, LoRA) could be found neither locally nor on the Hub."""
+    """A model (base, VAE, LoRA) could be found neither locally nor on the Hub.
+
+    ``what`` names which one ("base model", "LoRA", ...), so a UI can say it in its
+    own words; the message is for the log and the CLI.
+    """
+
+    def __init__(self, message: str, what: str = "base model") -> None:
+        super().__init__(message)
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -82,14 +90,14 @@ def resolve(
     if folder.is_file() and folder.suffix == ".safetensors":  # a single LoRA file
         return Resolved(ref, str(folder), local=True)
     if looks_like_path(ref):
-        raise ModelUnavailable(f"{what} not found: no folder at {ref!r}; {fix}")
+        raise ModelUnavailable(f"{what} not found: no folder at {ref!r}; {fix}", what)
     cached = _from_cache(ref)
     if cached:
         return Resolved(ref, cached, local=True)
     if hub_offline():
         raise ModelUnavailable(
             f"{what} {ref!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
-            f"{fix}"
+            f"{fix}", what
         )
     _check_hub(ref, what, fix)
     return Resolved(ref, ref, local=False)
@@ -114,25 +122,19 @@ def _check_hub(repo_id: str, what: str, fix: str) -> None:
     except Exception as exc:  # noqa: BLE001 - network, 404, auth: all "unavailable"
         reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
         raise ModelUnavailable(
-            f"{what} {repo_id!r} cannot be reached on the Hugging Face Hub ({reason}); {fix}"
+            f"{what} {repo_id!r} cannot be reached on the Hugging Face Hub ({reason}); {fix}", what
         ) from exc
 
 
-def describe(ref: str | None, what: str, flag: str, env: str | None) -> tuple[str, bool]:
-    """(one line of markdown, available?) for a status panel; never downloads."""
+def availability(ref: str | None) -> str:
+    """Where a model would come from, without downloading: ``none``, ``local``, ``cached``,
+    ``hub`` (downloaded on first use) or ``missing``."""
     if not ref:
-        return f"**{what}:** none", True
-    folder = Path(ref).expanduser()
-    if folder.exists():
-        return f"**{what}:** local `{ref}`", True
+        return "none"
+    if Path(ref).expanduser().exists():
+        return "local"
     if looks_like_path(ref):
-        return f"**{what}:** `{ref}` is missing; {how_to_fix(what, flag, env)}", False
+        return "missing"
     if _from_cache(ref):
-        return f"**{what}:** `{ref}` (Hub id, in the local cache)", True
-    if hub_offline():
-        return (
-            f"**{what}:** `{ref}` is not cached and the Hub is offline; "
-            f"{how_to_fix(what, flag, env)}",
-            False,
-        )
-    return f"**{what}:** `{ref}` (Hub id, downloaded on first use)", True
+        return "cached"
+    return "missing" if hub_offline() else "hub"

@@ -2,29 +2,29 @@
 
 ``generate_for_ui`` and ``gpu_duration`` take the same arguments in the same order, so
 app.py can write ``@gpu(duration=gpu_duration)`` on a handler with that signature.
-Errors are raised, not swallowed: :class:`~lora.models.ModelUnavailable` (the base or
-LoRA is missing; the message says how to fix it) and ``ValueError`` (bad input); the app
-shows their text as is.
+What the tab says is decided here as codes (:func:`model_state`, :func:`error_code`,
+:func:`check_style_file`) and put into words by the caller's ``say``; the exceptions'
+own text, written for developers, goes to the log only.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ondemand import last_fallback
 
-from .models import (
-    DEFAULT_BASE,
-    ENV_BASE,
-    ENV_LORA,
-    base_from_env,
-    describe,
-    lora_from_env,
-)
+from .lora_file import BadLoraFile, LoraFile, inspect
+from .models import _HUB_ID, ModelUnavailable, availability, base_from_env, lora_from_env
 from .pipeline import FEW_STEP_RANGE, MAX_SEED, generate_with_settings
+
+log = logging.getLogger("borde.lora")
+Say = Callable[..., str]
 
 EXAMPLE_PROMPTS = [
     "a cyber-monocle in the style of an 1890 engraving",
@@ -34,7 +34,7 @@ EXAMPLE_PROMPTS = [
     "a city street at night lit by arc lamps, wood engraving from an illustrated weekly",
 ]
 DEFAULT_NEGATIVE = "photo, colour, blurry, low quality, watermark, text"
-SIZES = [512, 768, 1024]
+SIZES = ["512", "768", "1024"]  # strings: the API schema shows them so
 
 # Seconds per 1024-px step for a ZeroGPU slice (fp16, with CFG), and the fixed cost of
 # loading SDXL, fusing the LoRA and decoding; measured figures replace these when known.
@@ -58,6 +58,7 @@ def gpu_duration(
     few_step: bool,
     base: str | None = None,
     lora: str | None = None,
+    *_rest: Any,
 ) -> int:
     """Seconds to ask ``@spaces.GPU`` for: load + steps x per-step cost, with 50 % margin."""
     steps = int(steps or 30)
@@ -69,22 +70,29 @@ def gpu_duration(
     return int(min(max((_FIXED_S + steps * per_step) * 1.5, 20), 300))
 
 
-def settings_caption(settings: dict[str, Any], seconds: float | None = None) -> str:
+def _english(key: str, **values: Any) -> str:
+    words = {"lora_caption": "seed {seed} · {steps} steps · guidance {guidance} · {size} · "
+                             "{style} · {device}",
+             "lora_caption_style": "LoRA {name} @ {scale}", "lora_caption_nostyle": "no LoRA",
+             "lora_caption_fast": "few-step (LCM)", "lora_caption_cpu": "CPU fallback"}
+    return words[key].format(**values)
+
+
+def settings_caption(settings: dict[str, Any], seconds: float | None = None,
+                     say: Say = _english) -> str:
     """One line under each gallery image: enough to make it again."""
     lora = settings.get("lora")
-    parts = [
-        f"seed {settings['seed']}",
-        f"{settings['steps']} steps",
-        f"guidance {settings['guidance']:g}",
-        f"{settings['width']}x{settings['height']}",
-        f"LoRA {Path(lora).name or lora} @ {settings['lora_scale']:g}" if lora else "no LoRA",
-    ]
+    style = (say("lora_caption_style", name=Path(lora).name or lora,
+                 scale=f"{settings['lora_scale']:g}") if lora else say("lora_caption_nostyle"))
+    text = say("lora_caption", seed=settings["seed"], steps=settings["steps"],
+               guidance=f"{settings['guidance']:g}",
+               size=f"{settings['width']}x{settings['height']}", style=style,
+               device=settings.get("device", "?"))
     if settings.get("few_step"):
-        parts.append("few-step (LCM)")
-    parts.append(settings.get("device", "?"))
+        text += " · " + say("lora_caption_fast")
     if seconds is not None:
-        parts.append(f"{seconds:.1f} s")
-    return " · ".join(parts)
+        text += f" · {seconds:.1f} s"
+    return text
 
 
 def generate_for_ui(
@@ -98,6 +106,7 @@ def generate_for_ui(
     few_step: bool,
     base: str | None = None,
     lora: str | None = None,
+    say: Say = _english,
 ) -> tuple[Any, str]:
     """(PIL image with its settings in ``image.info``, settings caption) for the gallery.
 
@@ -118,29 +127,77 @@ def generate_for_ui(
         base=base,
         lora=lora,
     )
-    caption = settings_caption(settings, time.perf_counter() - t0)
+    caption = settings_caption(settings, time.perf_counter() - t0, say)
     notice = last_fallback()
     if notice:
-        caption += f"\n{notice}"
+        log.warning("%s", notice)
+        caption += " · " + say("lora_caption_cpu")
     return image, caption
 
 
-def model_status(base: str | None = None, lora: str | None = None) -> str:
-    """Markdown: which base and LoRA are configured, and plainly what is missing."""
+@dataclass(frozen=True)
+class ModelState:
+    """Which base and style LoRA the tab would use, as codes (see ``models.availability``)."""
+
+    base: str
+    base_state: str  # local | cached | hub | missing
+    lora: str | None
+    lora_state: str  # none | local | cached | hub | missing
+
+    @property
+    def can_run(self) -> bool:
+        return self.base_state != "missing"
+
+    @property
+    def style(self) -> str:
+        """The configured style LoRA to use: "" (none) when it cannot be found."""
+        return self.lora if self.lora and self.lora_state != "missing" else ""
+
+
+def model_state(base: str | None = None, lora: str | None = None) -> ModelState:
+    """What is there before any click; never downloads."""
     base = base or base_from_env()
     lora = lora if lora is not None else lora_from_env()
-    base_line, base_ok = describe(base, "Base model", "--base", ENV_BASE)
-    lora_line, lora_ok = describe(lora, "Style LoRA", "--lora", ENV_LORA)
-    lines = [f"- {base_line}", f"- {lora_line}"]
-    if not lora:
-        lines.append(f"  (set `{ENV_LORA}` to a LoRA folder or Hub id to apply a style)")
-    if not base_ok:
-        lines.insert(
-            0,
-            "**The base model is missing: generation will fail until it is set.** "
-            f"Set `{ENV_BASE}` to a local SDXL folder (or a reachable Hub id such as "
-            f"`{DEFAULT_BASE}`); `python -m lora.tiny DIR` writes a tiny smoke-test model.",
-        )
-    if not lora_ok:
-        lines.insert(0, f"**The style LoRA is missing:** fix `{ENV_LORA}` or clear it.")
-    return "\n".join(lines)
+    return ModelState(base, availability(base), lora, availability(lora))
+
+
+def status_keys(state: ModelState) -> tuple[str, str]:
+    """The ui_strings keys of the tab's two up-front lines: the base, then the style."""
+    style = {"none": "none", "missing": "missing"}.get(state.lora_state, "ok")
+    return f"lora_base_{state.base_state}", f"lora_style_{style}"
+
+
+def check_style_file(path: str | None, base: str | None = None) -> LoraFile | None:
+    """The uploaded style LoRA, checked (``BadLoraFile`` with a code if it is not one)."""
+    if not path:
+        return None
+    if not str(path).lower().endswith(".safetensors"):
+        raise BadLoraFile("not_safetensors", f"{Path(path).name}: not a .safetensors file")
+    state_base = base or base_from_env()
+    return inspect(path, state_base if availability(state_base) == "local" else None)
+
+
+def choose_style(upload: str | None, hub_id: str | None, state: ModelState) -> str:
+    """The style LoRA for one request: an upload, else a Hub id, else the configured one."""
+    if upload:
+        return str(upload)
+    hub_id = (hub_id or "").strip()
+    if hub_id:
+        if not _HUB_ID.match(hub_id):
+            raise BadLoraFile("bad_hub_id", f"{hub_id!r} is not an owner/name Hub id")
+        return hub_id
+    return state.style
+
+
+def check_request(prompt: str) -> str | None:
+    """A code for input the tab can refuse before any model loads, else None."""
+    return "prompt" if not (prompt or "").strip() else None
+
+
+def error_code(exc: BaseException) -> str:
+    """What went wrong, as the code of one plain sentence (``lora_err_<code>``)."""
+    if isinstance(exc, BadLoraFile):
+        return f"file_{exc.code}"
+    if isinstance(exc, ModelUnavailable):
+        return {"base model": "base", "LoRA": "style"}.get(exc.what, "few_step")
+    return "other"

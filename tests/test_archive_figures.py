@@ -129,7 +129,7 @@ def test_scan_only_lists_every_candidate(two_figures, tmp_path):
     assert [r["page"] for r in regions if r["kept"] == "1"] == ["1", "1", "2", "2"]
     assert list(regions[0]) == [
         "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
-        "decision", "file_name", "phash", "printed_text", "model_caption",
+        "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
     ]
     assert not (tmp_path / "scan.zip").exists()
 

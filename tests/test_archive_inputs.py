@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from archive import serverpath
 from archive.errors import ArchiveError
 from archive.ui import run_job
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
+from ui_text import sayer
 
 
 def _jpeg(size=(64, 80), colour=(120, 90, 60)) -> bytes:
@@ -123,20 +125,30 @@ def test_ui_job_streams_snapshots_and_ends_with_histogram(shared_data, tmp_path)
     pages = labelled_pages(shared_data)
     pick = chapbook_pages(shared_data)[:2] + [p for p, _ in pages if "dta" in str(p)][:2]
     pdf = scans_pdf(tmp_path / "job.pdf", pick)
-    snaps = list(run_job([pdf], work_dir=tmp_path, every=1, size=64))
+    snaps = list(run_job([pdf], sayer("es"), work_dir=tmp_path, every=1, size=64))
     last = snaps[-1]
     assert last.error is None and last.zip_path and last.zip_path.exists()
     assert last.histogram is not None and last.histogram.size[0] > 200
     assert [s.done for s in snaps[:-1]] == sorted(s.done for s in snaps[:-1])
     assert len(last.gallery) == last.report.items > 0  # one crop per item, with its score
-    assert all(label.startswith("job p.") and "(" in label for _, label in last.gallery)
+    assert all(re.fullmatch(r"pág\. \d+ #\d+ · [01]\.\d\d", label) for _, label in last.gallery)
+    # one progress line in words while it runs; the summary in words, no server path
+    assert all(s.status.count("<progress") == 1 and "Página" in s.status
+               for s in snaps[1:-1]) and "Abriendo el PDF" in snaps[0].status
+    assert last.status.startswith("Hecho: 4 página(s) leídas") and str(tmp_path) not in last.status
+    assert "RSS" not in last.status and " s (" in last.status
 
 
-def test_ui_job_error_points_at_resume(tmp_path):
+def test_ui_job_errors_are_sentences_without_server_paths(tmp_path):
     fake = tmp_path / "x.pdf"
     fake.write_text("hello")
-    snaps = list(run_job([fake], work_dir=tmp_path))
-    assert snaps[-1].error and "not a PDF" in snaps[-1].error
+    snaps = list(run_job([fake], sayer("en"), work_dir=tmp_path))
+    assert snaps[-1].error.startswith("The build stopped: ") and "not a PDF" in snaps[-1].error
+    assert ".partial" not in snaps[-1].error and "--resume" not in snaps[-1].error
+    none = list(run_job([], sayer("en")))
+    assert none[-1].error == "Choose a PDF first: upload one above."
+    picker = list(run_job([], sayer("es"), server_picker=True))
+    assert "servidor" in picker[-1].error
 
 
 def test_the_old_filter_name_default_still_means_the_default_filter():

@@ -17,7 +17,7 @@ import archive
 from archive import decisions
 from archive.review import write_review
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
-from tests.zips import region_rows
+from tests.zips import kept_by_key, region_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTS = dict(size=128)
@@ -165,3 +165,33 @@ def test_review_and_apply_name_what_is_wrong_with_their_input(tmp_path, shared_d
                               cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert words in proc.stderr, proc.stderr
+
+
+def test_the_tab_rebuild_says_what_changed_and_regions_csv_says_the_curator_decided(built):
+    """In the curated zip, a decision's reason is the curator's; the finder's is kept beside
+    it, so the curated zip replayed without decisions is the build again."""
+    from archive.apply import apply
+    from archive.ui import rebuild, review_gallery, start_review, toggle
+    from ui_text import sayer
+
+    _, out = built
+    review = start_review(out)
+    tiles = review_gallery(review, sayer("en"))
+    kept_one = next(i for i, r in enumerate(review.shown) if r.kept)
+    dropped_one = next(i for i, r in enumerate(review.shown) if not r.kept
+                       and not r.reason.startswith("duplicate"))
+    assert tiles[kept_one][1].startswith("✓ ") and tiles[dropped_one][1].startswith("✗ ")
+    toggle(review, kept_one)
+    toggle(review, dropped_one)
+    path, message = rebuild(review, sayer("en"))
+    assert message.startswith(f"Rebuilt {path.name}: 1 crop(s) added and 1 removed by you")
+    assert f"(the build had {review.items})" in message and str(path.parent) not in message
+    rows = {(r["page"], r["index"]): r for r in region_rows(path)}
+    for i, reason in ((kept_one, "dropped by the curator"), (dropped_one, "kept by the curator")):
+        r = review.shown[i]
+        row = rows[(str(r.page), str(r.index))]
+        assert row["reason"] == reason and row["finder_reason"] == r.reason
+    again, _ = apply(path, {}, path.with_name("replayed.zip"))
+    assert kept_by_key(again) == kept_by_key(out)
+    es = rebuild(review, sayer("es"))[1]
+    assert es.startswith("Rehecho") and "quitados por usted" in es

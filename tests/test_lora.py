@@ -18,6 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lora.lora_file import BadLoraFile
+from lora.models import ModelUnavailable
+from ui_text import sayer
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(
     os.environ.get("BORDE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -451,12 +455,22 @@ def test_ui_helpers(tiny, trained, tmp_path, monkeypatch):
     from lora import ui
 
     monkeypatch.setenv("LORA_BASE_MODEL", str(tmp_path / "missing"))
-    status = ui.model_status()
-    assert "base model is missing" in status and "LORA_BASE_MODEL" in status
+    state = ui.model_state()
+    assert not state.can_run and ui.status_keys(state) == ("lora_base_missing", "lora_style_none")
+    monkeypatch.setenv("LORA_WEIGHTS", str(tmp_path / "no-lora"))
+    state = ui.model_state()
+    assert ui.status_keys(state)[1] == "lora_style_missing" and state.style == ""
     monkeypatch.setenv("LORA_BASE_MODEL", str(tiny))
     monkeypatch.setenv("LORA_WEIGHTS", str(trained))
-    status = ui.model_status()
-    assert "missing" not in status and str(trained) in status
+    state = ui.model_state()
+    assert state.can_run and ui.status_keys(state) == ("lora_base_local", "lora_style_ok")
+    assert ui.choose_style(None, "", state) == str(trained)
+    assert ui.choose_style(None, " owner/style-lora ", state) == "owner/style-lora"
+    assert ui.choose_style("/up/x.safetensors", "owner/name", state) == "/up/x.safetensors"
+    with pytest.raises(BadLoraFile) as bad:
+        ui.choose_style(None, "not a hub id", state)
+    assert ui.error_code(bad.value) == "file_bad_hub_id"
+    assert ui.check_request("  ") == "prompt" and ui.check_request("a cat") is None
 
     args = ("p", "", 0.8, 30, 7.0, 1)
     small, big = ui.gpu_duration(*args, 512, False), ui.gpu_duration(*args, 1024, False)
@@ -466,6 +480,46 @@ def test_ui_helpers(tiny, trained, tmp_path, monkeypatch):
     image, caption = ui.generate_for_ui("a cat", "", 0.8, 2, 5.0, 7, SMALL, False)
     assert image.size == (SMALL, SMALL)
     assert "seed 7" in caption and trained.name in caption
+    _, caption = ui.generate_for_ui("a cat", "", 0.8, 2, 5.0, 7, SMALL, False, lora="",
+                                    say=sayer("es"))
+    assert caption.startswith("semilla 7 · 2 pasos") and "sin LoRA de estilo" in caption
+    with pytest.raises(ModelUnavailable) as missing:
+        ui.generate_for_ui("a cat", "", 0.8, 2, 5.0, 7, SMALL, False, lora=str(tmp_path / "x"))
+    assert ui.error_code(missing.value) == "style"
+    monkeypatch.setenv("LORA_BASE_MODEL", str(tmp_path / "missing"))
+    with pytest.raises(ModelUnavailable) as missing:
+        ui.generate_for_ui("a cat", "", 0.8, 2, 5.0, 7, SMALL, False, lora="")
+    assert ui.error_code(missing.value) == "base"
+
+
+def test_a_style_lora_file_is_checked_from_its_header(tiny, trained, tmp_path):
+    """The trainer's own files pass in both formats; a model, junk, or an SD 1.5 LoRA do not."""
+    import torch
+    from safetensors.torch import save_file
+
+    from lora.lora_file import inspect
+
+    diffusers = inspect(trained / "pytorch_lora_weights.safetensors", tiny)
+    kohya = inspect(trained / "lora_kohya.safetensors", tiny)
+    assert (diffusers.format, kohya.format) == ("diffusers", "kohya")
+    assert diffusers.context_dim == kohya.context_dim == 64  # the tiny SDXL's width
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"not a tensor file")
+    sd15 = tmp_path / "sd15.safetensors"
+    key = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k"
+    save_file({f"{key}.lora_down.weight": torch.zeros(4, 768),
+               f"{key}.lora_up.weight": torch.zeros(320, 4)}, str(sd15))
+    cases = {junk: "not_safetensors", sd15: "other_model",
+             tiny / "unet" / "diffusion_pytorch_model.safetensors": "no_lora"}
+    for path, code in cases.items():
+        with pytest.raises(BadLoraFile) as bad:
+            inspect(path, tiny)
+        assert bad.value.code == code, path
+    assert inspect(sd15).format == "kohya"  # without a local base, the width is not judged
+    with pytest.raises(BadLoraFile, match="not_safetensors"):
+        from lora import ui
+
+        ui.check_style_file(str(ROOT / "README.md"), base=str(tiny))
     assert 0 <= ui.random_seed() < 2**32 and ui.EXAMPLE_PROMPTS
 
 

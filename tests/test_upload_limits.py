@@ -18,7 +18,7 @@ def test_upload_over_the_limit_is_refused_with_the_limit_named(shared_data, tmp_
     with running_app({"BORDE_MAX_UPLOAD": "100kb"}) as url:
         client = Client(url, verbose=False)
         with pytest.raises(Exception, match="maximum file size of 102400 bytes"):
-            client.predict([handle_file(str(big))], [], "figure", "figures", "", 512, "",
+            client.predict([handle_file(str(big))], [], "figure", "figures", "", "512", "",
                            False, "{page}", "", 24, api_name="/archive_run")
         page = client.view_api(return_format="dict", print_info=False)
         assert "/archive_run" in page["named_endpoints"]

@@ -1,32 +1,72 @@
 """Plain functions for the Gradio tab; this module must never import gradio.
 
 The app wires these to components: ``label`` -> gr.Label, ``badge`` and
-``advice`` -> gr.Markdown/HTML, ``heatmap`` -> gr.Image, the rows of
-:func:`triage_many_for_ui` -> gr.Dataframe with :func:`table_headers`.
+``advice`` -> gr.HTML/Markdown, ``heatmap`` -> gr.Image; a herd's ``table`` is
+HTML that wraps to the screen (cards on a phone), and ``csv``/``json`` carry
+every field for the download. Every word comes in the answer language.
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from vet.pipeline import Triage, table, triage, triage_many
 
+log = logging.getLogger("borde.vet")
+
 # Small photos shipped in the repository (licensed rows, held-out source groups of the
 # shipped model; credits in vet/examples/CREDITS.md), so a Space has examples too.
 EXAMPLES_DIR = Path(__file__).with_name("examples")
+MISSING = "—"
+# What the answer is, in the farmer's words: a notifiable suspicion never reads "OK".
 _STATUS = {
-    "ok": {"en": "OK", "es": "OK"},
-    "uncertain": {"en": "Uncertain", "es": "Incierto"},
+    "ok": {"en": "Clear answer", "es": "Respuesta clara"},
+    "notifiable": {"en": "Notifiable disease", "es": "Enfermedad de declaración obligatoria"},
+    "maybe_notifiable": {"en": "Possible notifiable disease",
+                         "es": "Posible enfermedad de declaración obligatoria"},
+    "uncertain": {"en": "Unsure", "es": "No está seguro"},
     "not_livestock": {"en": "Not livestock", "es": "No es ganado"},
-    "error": {"en": "Error", "es": "Error"},
+    "error": {"en": "Photo not read", "es": "Foto no leída"},
+}
+_WORDS = {
+    "species": {"en": "Species", "es": "Especie"},
+    "unknown": {"en": "unknown", "es": "desconocida"},
+    "unreadable": {
+        "en": "This file could not be read as a photo: it may be damaged, empty, too large "
+              "or not an image. Send the photo again as a JPEG or PNG.",
+        "es": "Este archivo no se pudo leer como foto: puede estar dañado, vacío, ser "
+              "demasiado grande o no ser una imagen. Envíe la foto otra vez en JPEG o PNG.",
+    },
+    "no_photo": {"en": "No photo yet: upload one or take one with the camera.",
+                 "es": "Aún no hay foto: suba una o hágala con la cámara."},
+    "heatmap_none": {"en": "no condition named, so no heatmap",
+                     "es": "no se nombró ninguna afección, así que no hay mapa"},
+}
+_HEADERS = {
+    "en": ["photo", "result", "species", "condition", "confidence", "urgency",
+           "why unsure", "what to do"],
+    "es": ["foto", "resultado", "especie", "afección", "confianza", "urgencia",
+           "por qué no está seguro", "qué hacer"],
 }
 
 
 def example_photos() -> list[str]:
     """The shipped example photos for gr.Examples (sorted by file name)."""
     return [str(p) for p in sorted(EXAMPLES_DIR.glob("*.jpg"))]
+
+
+def warm_up() -> None:
+    """One answer nobody sees, on the CPU, at start-up: the first farmer's answer then
+    costs what the later ones do. The model is loaded and released as for any request."""
+    photos = example_photos()
+    if photos:
+        triage_many(photos[:1], heatmap=True, device="cpu")
 
 
 def _lang(lang: str) -> str:
@@ -38,6 +78,26 @@ def condition_name(label: str, lang: str = "en") -> str:
     return info["name"][_lang(lang)] if info else label
 
 
+def species_word(species: str | None, lang: str = "en") -> str:
+    """The species as a bare noun in ``lang`` ("vaca", not "una vaca"); "—" when none."""
+    lang = _lang(lang)
+    if not species:
+        return MISSING
+    if species == "unknown":
+        return _WORDS["unknown"][lang]
+    word = table()["species_names"].get(species, {}).get(lang, species)
+    article, _, noun = word.partition(" ")
+    return noun if lang == "es" and article in ("un", "una") and noun else word
+
+
+def status_word(t: Triage, lang: str = "en") -> str:
+    """What the answer is: a notifiable suspicion says so, sure or not."""
+    key = t.status
+    if notifiable(t):
+        key = "notifiable" if t.status == "ok" else "maybe_notifiable"
+    return _STATUS.get(key, _STATUS["error"])[_lang(lang)]
+
+
 def urgency_badge(t: Triage, lang: str = "en") -> str:
     """A coloured HTML badge: urgency for a result, otherwise the status."""
     lang = _lang(lang)
@@ -47,9 +107,18 @@ def urgency_badge(t: Triage, lang: str = "en") -> str:
         if t.status == "uncertain":
             text = f"{text} · {_STATUS['uncertain'][lang]}"
     else:
-        text, color = _STATUS[t.status][lang], "#616161"
-    return (f'<span style="background:{color};color:#fff;padding:4px 10px;border-radius:12px;'
-            f'font-weight:600">{html.escape(text)}</span>')
+        text, color = status_word(t, lang), "#616161"
+    return (f'<span class="vet-badge" style="display:inline-block;background:{color};'
+            f'color:#fff;padding:4px 10px;border-radius:12px;font-weight:600">'
+            f'{html.escape(text)}</span>')
+
+
+def advice_text(t: Triage, lang: str = "en") -> str:
+    """What to do, in ``lang``; a file that is not a photo gets a plain sentence."""
+    lang = _lang(lang)
+    if t.status == "error":
+        return _WORDS["no_photo" if not t.file else "unreadable"][lang]
+    return t.advice.get(lang, "") or MISSING
 
 
 def advice_markdown(t: Triage, lang: str = "en") -> str:
@@ -59,12 +128,8 @@ def advice_markdown(t: Triage, lang: str = "en") -> str:
     if t.condition:
         lines.append(f"**{condition_name(t.condition, lang)}** ({t.confidence:.0%})")
     if t.species:
-        lines.append(f"{'Species' if lang == 'en' else 'Especie'}: {t.species}")
-    if t.advice:
-        lines.append(t.advice.get(lang, ""))
-    if t.status == "error" and t.reason:
-        lines.append(f"{'Could not read the photo' if lang == 'en' else 'No se pudo leer la foto'}"
-                     f": {t.reason}")
+        lines.append(f"{_WORDS['species'][lang]}: {species_word(t.species, lang)}")
+    lines.append(advice_text(t, lang))
     lines.append(f"_{t.disclaimer.get(lang, '')}_")
     return "\n\n".join(x for x in lines if x)
 
@@ -72,26 +137,28 @@ def advice_markdown(t: Triage, lang: str = "en") -> str:
 def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) -> dict[str, Any]:
     """One photo for the tab.
 
-    Returns ``{"label": {name: p}, "badge": html, "advice": markdown,
-    "heatmap": PIL.Image | None, "status": str, "result": dict}``.
+    Returns ``{"label": {name: p} | str, "badge": html, "advice": markdown,
+    "heatmap": PIL.Image | None, "status": str, "result": dict}``. Without a
+    condition to name, ``label`` is the status in words, so the box says why it
+    holds no percentages.
     """
     if image is None:
         t = Triage(file="", status="error", reason="no photo given",
                    disclaimer=dict(table()["disclaimer"]))
     else:
         t = triage(image, model=model, heatmap=True)
-    label = {condition_name(d["label"], lang): d["p"] for d in t.top} if t.condition else {}
+    if t.status == "error" and t.reason:
+        log.info("photo not read: %s", t.reason)
+    label: dict[str, float] | str = status_word(t, lang)
+    if t.condition:
+        label = {condition_name(d["label"], lang): d["p"] for d in t.top}
     return {"label": label, "badge": urgency_badge(t, lang), "advice": advice_markdown(t, lang),
             "heatmap": t.heatmap, "status": t.status, "result": t.to_json()}
 
 
 def table_headers(lang: str = "en") -> list[str]:
-    """Column names for :func:`triage_many_for_ui` rows."""
-    if _lang(lang) == "es":
-        return ["foto", "estado", "especie", "enfermedad", "confianza", "urgencia",
-                "por qué incierto", "consejo"]
-    return ["photo", "status", "species", "condition", "confidence", "urgency",
-            "why uncertain", "advice"]
+    """Column names for :func:`herd_rows` and :func:`herd_table`."""
+    return list(_HEADERS[_lang(lang)])
 
 
 _URGENCY_RANK = {"emergency-notifiable": 0, "today": 1, "soon": 2, "routine": 3}
@@ -164,31 +231,81 @@ def herd_alert(results: list[Triage]) -> str:
             f'border-radius:8px;font-weight:600">⚠ {en}<br>⚠ {es}</div>')
 
 
-def herd_rows(results: list[Triage], lang: str = "en") -> list[list]:
-    """Rows in :func:`table_headers` order, notifiable suspicions first."""
+def confidence_text(t: Triage) -> str:
+    return f"{t.confidence:.0%}" if t.confidence is not None else MISSING
+
+
+def herd_rows(results: list[Triage], lang: str = "en") -> list[list[str]]:
+    """Rows in :func:`table_headers` order, notifiable suspicions first; "—" where empty."""
     lang = _lang(lang)
     rows = []
     for t in herd_order(results):
-        urg = table()["urgency"][t.urgency][lang] if t.urgency else ""
+        urg = table()["urgency"][t.urgency][lang] if t.urgency else MISSING
         rows.append([
-            Path(t.file).name, _STATUS[t.status][lang], t.species or "",
-            condition_name(t.condition, lang) if t.condition else "",
-            round(t.confidence, 3) if t.confidence is not None else None, urg,
-            why_uncertain(t, lang), t.advice.get(lang, "") or (t.reason or ""),
+            Path(t.file).name, status_word(t, lang), species_word(t.species, lang),
+            condition_name(t.condition, lang) if t.condition else MISSING,
+            confidence_text(t), urg, why_uncertain(t, lang) or MISSING, advice_text(t, lang),
         ])
     return rows
 
 
+def herd_table(results: list[Triage], lang: str = "en") -> str:
+    """The herd as an HTML table that wraps to the screen; notifiable rows first, in red.
+
+    Each cell carries its column name (``data-col``), so a phone shows one card per photo.
+    """
+    heads = table_headers(lang)
+    cols = ["photo", "result", "species", "condition", "confidence", "urgency", "why",
+            "advice"]
+    head = "".join(f'<th class="c-{c}">{html.escape(h)}</th>'
+                   for c, h in zip(cols, heads, strict=True))
+    body = []
+    for t, row in zip(herd_order(results), herd_rows(results, lang), strict=True):
+        cls = ' class="notifiable"' if notifiable(t) else ""
+        cells = "".join(f'<td class="c-{c}{" empty" if v == MISSING else ""}" '
+                        f'data-col="{html.escape(h)}">{html.escape(v)}</td>'
+                        for c, h, v in zip(cols, heads, row, strict=True))
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return (f'<table class="vet-herd-table"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def herd_csv(results: list[Triage], lang: str = "en") -> str:
+    """Every photo's row in words, then every field of its answer (codes and numbers)."""
+    fields = [k for k in Triage.__dataclass_fields__ if k != "heatmap"]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table_headers(lang) + fields)
+    for t, row in zip(herd_order(results), herd_rows(results, lang), strict=True):
+        data = t.to_json()
+        writer.writerow(row + [_cell(data[k], lang) for k in fields])
+    return buf.getvalue()
+
+
+def _cell(value: Any, lang: str) -> str:
+    if isinstance(value, dict) and set(value) >= {"en", "es"}:
+        return value[lang]
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def herd_json(results: list[Triage]) -> str:
+    """Every field of every answer, in table order (the same as ``python -m vet --json``)."""
+    return json.dumps([t.to_json() for t in herd_order(results)], ensure_ascii=False, indent=1)
+
+
 def triage_many_for_ui(paths: list[Any], lang: str = "en",
                        model: str | None = None) -> dict[str, Any]:
-    """A herd for the tab: ``{"rows", "headers", "alert", "red"}``.
+    """A herd for the tab: ``{"rows", "headers", "table", "alert", "red", "csv", "json"}``.
 
     ``red`` holds the indices of rows with a notifiable suspicion (always the
-    first rows), for the app to colour.
+    first rows); ``table`` is the HTML the tab shows.
     """
     files = [getattr(p, "name", p) for p in (paths or [])]
     results = triage_many(files, model=model, policy="release")
     ordered = herd_order(results)
     return {"rows": herd_rows(results, lang), "headers": table_headers(lang),
-            "alert": herd_alert(results),
-            "red": [i for i, t in enumerate(ordered) if notifiable(t)]}
+            "table": herd_table(results, lang), "alert": herd_alert(results),
+            "red": [i for i, t in enumerate(ordered) if notifiable(t)],
+            "csv": herd_csv(results, lang), "json": herd_json(results)}

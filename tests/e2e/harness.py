@@ -103,8 +103,9 @@ def _wait_until_up(proc: subprocess.Popen, url: str, log, timeout: float) -> Non
 
 
 @contextlib.contextmanager
-def browser(user_data_dir: Path) -> Iterator[object]:
-    """A headless Chromium with a fresh, empty profile."""
+def browser(user_data_dir: Path, locale: str = "en-US",
+            viewport: tuple[int, int] = (1280, 900)) -> Iterator[object]:
+    """A headless Chromium with a fresh, empty profile, in ``locale`` at ``viewport``."""
     from playwright.sync_api import sync_playwright
 
     exe = chromium_path()
@@ -114,13 +115,42 @@ def browser(user_data_dir: Path) -> Iterator[object]:
             executable_path=exe,
             headless=True,
             args=CHROMIUM_FLAGS,
-            locale="en-US",
-            viewport={"width": 1280, "height": 900},
+            locale=locale,
+            viewport={"width": viewport[0], "height": viewport[1]},
         )
         try:
             yield context
         finally:
             context.close()
+
+
+def shots_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: ``BORDE_SHOTS`` to keep them for a person to look at."""
+    keep = os.environ.get("BORDE_SHOTS")
+    folder = Path(keep) if keep else tmp_path / "shots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def switch_language(page, name: str = "Español") -> None:
+    """Gradio's own Settings -> Language, as a user does it."""
+    page.get_by_text("Settings").first.click()
+    page.get_by_role("combobox", name="Language").click()
+    page.get_by_role("option", name=name).click()
+    page.locator("[role=dialog] button").first.click()  # the panel's close (x) button
+
+
+def page_text(page) -> str:
+    """What a reader sees: the visible text, the fields' values and their placeholders."""
+    return page.evaluate("""() => {
+        const parts = [document.body.innerText];
+        for (const el of document.querySelectorAll('input, textarea')) {
+            if (el.offsetParent === null) continue;
+            if (el.value) parts.push(el.value);
+            if (el.placeholder) parts.push(el.placeholder);
+        }
+        return parts.join('\\n');
+    }""")
 
 
 def build_in_tab(ctx, url: str, pdf: Path, upload_ms: int = 60_000, build_ms: int = 120_000):
@@ -131,5 +161,5 @@ def build_in_tab(ctx, url: str, pdf: Path, upload_ms: int = 60_000, build_ms: in
     page.locator("#archive-upload input[type=file]").set_input_files(str(pdf))
     page.get_by_label(pdf.name).first.wait_for(timeout=upload_ms)
     page.get_by_role("button", name="Build dataset").click()
-    page.get_by_text("figure(s) from").first.wait_for(timeout=build_ms)
+    page.locator("#archive-status .borde-done").wait_for(timeout=build_ms)
     return page
