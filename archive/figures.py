@@ -26,13 +26,17 @@ annotated pictures the constants were chosen on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 from PIL import Image
 
-KINDS = ("engraving", "photo", "ornament")
+from archive.colour_ink import coloured, has_colour, rubrics, stamps
+from archive.page_extent import extent_of
+from archive.text_rhythm import glyph_mask, text_zone
+
+KINDS = ("engraving", "photo", "ornament", "stamp")
 DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
 # Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
@@ -48,6 +52,7 @@ PARAMS = {
     "seed_w": 3.0,  # ...and this wide
     "big": 0.5,  # share of a region's ink in shapes taller than 2.5 text heights
     "pad": 0.02,  # box margin, a fraction of the box side
+    "small_h": 16.0,  # shorter than this, an initial or a symmetric shape is an ornament
 }
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
@@ -74,7 +79,11 @@ class _Ink:
     labels: np.ndarray  # strong components
     stats: np.ndarray  # their x, y, w, h, area; row 0 the background
     th: float  # text height, px
+    glyphs: np.ndarray  # strong ink in shapes no taller than a glyph
+    zone: np.ndarray  # where the page reads as set text (a line rhythm)
+    text: np.ndarray  # weak ink that is set text: in the zone, and not part of a big shape
     binary: bool = False  # a binarized page: pure white paper, no show-through
+    stamps: list = field(default_factory=list)  # boxes of library stamps, px
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
 
@@ -97,7 +106,8 @@ def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Re
     if found is None:
         return []
     ink, boxes = found
-    return _reading_order([_judge(b, ink, min_area) for b in boxes])
+    stamps = [Region(_padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
+    return _reading_order([_judge(b, ink, min_area) for b in boxes] + stamps)
 
 
 def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
@@ -111,12 +121,17 @@ def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
         return None
+    rgb = np.asarray(page) if page.mode == "RGB" else None
     k = max(h, w) // WORK_SIDE
     if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
-        grey = cv2.resize(grey, (max(1, w // k), max(1, h // k)), interpolation=cv2.INTER_AREA)
+        size = (max(1, w // k), max(1, h // k))
+        grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+        rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
         h, w = grey.shape
-    x0, y0, x1, y1 = _page_area(grey)
-    ink = _measure(grey[y0:y1, x0:x1])
+    px0, py0, px1, py1 = extent_of(grey if rgb is None else rgb)
+    x0, y0 = int(px0 * w), int(py0 * h)
+    x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
+    ink = _measure(grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1])
     ink.origin, ink.full = (x0, y0), (h, w)
     return ink, _boxes(ink)
 
@@ -147,8 +162,9 @@ def _paper(grey: np.ndarray) -> np.ndarray:
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def _measure(grey: np.ndarray) -> _Ink:
-    """Darkness under the paper, Otsu-split into ink, the scan border removed, text height."""
+def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
+    """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed,
+    text height, and where the text is."""
     d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
@@ -159,26 +175,32 @@ def _measure(grey: np.ndarray) -> _Ink:
     bed = _scan_border(weak)
     strong &= ~bed
     weak &= ~bed
+    labels, stats = _components(strong)
+    th = _text_height(stats[1:], strong.shape)
+    found, rubric = [], np.zeros_like(strong)
+    if rgb is not None and has_colour(rgb, ~weak):
+        colour, ab = coloured(rgb, ~weak)
+        found = stamps(colour, ab, th)
+        if found:  # a stamp's ink is no one's: not the title's, not the woodcut's
+            inked = np.zeros_like(strong)
+            for x0, y0, x1, y1 in found:
+                inked[y0:y1, x0:x1] = colour[y0:y1, x0:x1]
+            inked = cv2.dilate(inked.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+            strong &= ~inked
+            weak &= ~inked
+            labels, stats = _components(strong)
+        rubric = rubrics(colour, th)
+    glyphs = glyph_mask(labels, stats, th)
+    zone = text_zone(glyphs, th) | rubric
+    big = cv2.dilate((strong & ~glyphs).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    text = (zone & weak & ~big) | (rubric & weak)
+    return _Ink(d, t, strong, weak, labels, stats, th, glyphs, zone, text, binary, found)
+
+
+def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
                                                              connectivity=8)
-    return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape), binary)
-
-
-def _page_area(grey: np.ndarray) -> Box:
-    """The paper's extent: rows and columns at the image edge with almost no paper are bed.
-
-    Paper is what is near the page's brightest common level; a dark scanner bed or
-    cover wider than the local paper filter would otherwise pass for paper itself.
-    A page with no paper margin at all (a full-bleed plate) is left whole.
-    """
-    h, w = grey.shape
-    paper = float(np.percentile(grey, 95))
-    bright = grey > 0.7 * paper
-    cols = np.flatnonzero(bright.mean(axis=0) >= 0.25)
-    rows = np.flatnonzero(bright.mean(axis=1) >= 0.25)
-    if len(cols) < 0.5 * w or len(rows) < 0.5 * h:
-        return 0, 0, w, h
-    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
+    return labels, stats
 
 
 def _scan_border(weak: np.ndarray) -> np.ndarray:
@@ -235,9 +257,9 @@ def _boxes(ink: _Ink) -> list[Box]:
 
 def _weak_components(ink: _Ink) -> np.ndarray:
     """Stats (x, y, w, h, area) of the weak-ink shapes that hold some strong ink."""
-    n, lab, stats, _c = cv2.connectedComponentsWithStats(ink.weak.astype(np.uint8),
+    n, lab, stats, _c = cv2.connectedComponentsWithStats((ink.weak & ~ink.text).astype(np.uint8),
                                                          connectivity=8)
-    keep = np.bincount(lab[ink.strong], minlength=n) > 0
+    keep = np.bincount(lab[ink.strong & ~ink.text], minlength=n) > 0
     keep[0] = False
     return stats[keep]
 
@@ -285,7 +307,7 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
     stacked ones; each part is split again, a few levels deep at most.
     """
-    box = _trim_text(_trim_strays(box, ink), ink)
+    box = _trim_text(_trim_strays(_trim_zone(box, ink), ink), ink)
     for axis in (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
@@ -294,6 +316,32 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
+
+
+def _trim_zone(box: Box, ink: _Ink) -> Box:
+    """Cut off the rows (then columns) at a box's edges that lie mostly in set text.
+
+    A woodcut set tight against its text, or an initial under it, joins the picture's
+    shape; the text's rhythm tells where the picture ends.
+    """
+    for axis in (1, 0):  # rows first: text sits above and below pictures more than beside
+        x0, y0, x1, y1 = box
+        cover = ink.zone[y0:y1, x0:x1].mean(axis=axis)
+        texty = cover >= 0.5
+        n = len(texty)
+        lo = _lead(texty)
+        hi = n - _lead(texty[::-1])
+        if hi - lo < 0.2 * n:  # all text: a text block, judged as one
+            continue
+        cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
+        box = _tighten(cell, ink.weak & ~ink.text) or box
+    return box
+
+
+def _lead(flags: np.ndarray) -> int:
+    """Length of the run of True at the start."""
+    off = np.flatnonzero(~flags)
+    return int(off[0]) if len(off) else len(flags)
 
 
 def _trim_strays(box: Box, ink: _Ink) -> Box:
@@ -518,6 +566,64 @@ def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
     return _corr(d, d[:, ::-1]), _corr(d, d[::-1, :])
 
 
+def _inset(box: Box, share: float) -> Box:
+    """The box shrunk by ``share`` of its size on every side."""
+    x0, y0, x1, y1 = box
+    dx, dy = int((x1 - x0) * share), int((y1 - y0) * share)
+    return x0 + dx, y0 + dy, x1 - dx, y1 - dy
+
+
+def _small_ornament(box: Box, ink: _Ink) -> str:
+    """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights.
+
+    That small (under about ten lines of text), a shape is an initial when it is a square
+    block (a woodcut or painted initial fills its square to every side; a figure's outline
+    does not) with lines of text running on at its right for at least its width, and a
+    fleuron, a tailpiece or a printer's device when it stands alone on its lines, is
+    mirror-symmetric and no taller than wide (a standing figure is taller than wide).
+    """
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    if bh >= PARAMS["small_h"] * ink.th:
+        return ""
+    if 0.8 <= bw / max(1, bh) <= 1.3 and _blocky(box, ink) and _text_runs_on(box, ink) >= bw:
+        return "initial"
+    wide = bw >= 0.85 * bh
+    return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
+
+
+def _alone(box: Box, ink: _Ink) -> bool:
+    """Nothing printed beside the box in its rows (a vignette stands alone on its line;
+    a picture set beside text or beside another picture does not)."""
+    x0, y0, x1, y1 = box
+    gap = int(ink.th) + 1
+    rows = ink.strong[y0:y1]
+    beside = rows[:, :max(0, x0 - gap)].sum(axis=1) + rows[:, x1 + gap:].sum(axis=1)
+    return float((beside >= max(3.0, 1.5 * ink.th)).mean()) <= 0.25
+
+
+def _blocky(box: Box, ink: _Ink) -> bool:
+    """Ink near each of the four sides along 40% of that side at least."""
+    x0, y0, x1, y1 = box
+    m = ink.weak[y0:y1, x0:x1]
+    bx, by = max(1, (x1 - x0) // 10), max(1, (y1 - y0) // 10)
+    sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
+             m[:, -bx:].any(axis=1))
+    return min(float(side.mean()) for side in sides) >= 0.4
+
+
+def _text_runs_on(box: Box, ink: _Ink) -> int:
+    """How far (px) glyphs run on at a box's right, in a quarter of its rows or more,
+    starting within four text heights of it; 0 when no text starts there."""
+    x0, y0, x1, y1 = box
+    right = ink.glyphs[y0:y1, x1:min(ink.shape[1], x1 + 4 * (x1 - x0))]
+    if not right.size:
+        return 0
+    cols = np.flatnonzero(right.mean(axis=0) >= 0.25)
+    near = right[:, :int(4 * ink.th) + 1].any(axis=1).mean() >= 0.5
+    return int(cols[-1]) + 1 if near and len(cols) else 0
+
+
 def _ornament(box: Box, ink: _Ink) -> bool:
     """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
 
@@ -529,7 +635,8 @@ def _ornament(box: Box, ink: _Ink) -> bool:
     if aspect > 3 or aspect < 0.25:
         return True
     lr, ud = _symmetry(box, ink)
-    if lr > 0.6 and ud > 0.6:
+    # a frame is symmetric both ways, and so is a fleuron; only the fleuron stays so inside
+    if lr > 0.6 and ud > 0.6 and min(_symmetry(_inset(box, 1 / 8), ink)) > 0.6:
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
@@ -577,6 +684,9 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
         return region(0.1, "engraving", "lettering")
     if _ornament(box, ink):
         return region(0.3, "ornament", "ornament")
+    small = _small_ornament(box, ink)
+    if small:
+        return region(0.3, "ornament", small)
     kind = "photo" if _photo(box, ink) else "engraving"
     if area < min_area:
         return region(0.3, kind, "too small")
