@@ -249,9 +249,10 @@ def _boxes(ink: _Ink) -> list[Box]:
     out: list[Box] = []
     for b in boxes:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
-        # mirror halves are one ornament (a tailpiece's wings), never two pictures
-        whole = speck or _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6
-        out += [b] if whole else _split(b, ink)
+        for part in [b] if speck else _cut_zone(b, ink):
+            # mirror halves are one ornament (a tailpiece's wings), never two pictures
+            whole = speck or _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
+            out += [part] if whole else _split(part, ink)
     return out
 
 
@@ -307,8 +308,11 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
     stacked ones; each part is split again, a few levels deep at most.
     """
-    box = _trim_text(_trim_strays(_trim_zone(box, ink), ink), ink)
-    for axis in (0, 1):
+    box = _trim_text(_trim_strays(box, ink), ink)
+    x0, y0, x1, y1 = box
+    # a headpiece is a row of blocks: one ornament band, however many blocks
+    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < PARAMS["small_h"] * ink.th
+    for axis in (1,) if band else (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
             parts = _pieces(box, ink.weak, axis, cuts)
@@ -318,30 +322,42 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     return [box]
 
 
-def _trim_zone(box: Box, ink: _Ink) -> Box:
-    """Cut off the rows (then columns) at a box's edges that lie mostly in set text.
+def _cut_zone(box: Box, ink: _Ink, axis: int = 1) -> list[Box]:
+    """The parts of a box between bands of set text two lines deep or more, rows first.
 
     A woodcut set tight against its text, or an initial under it, joins the picture's
-    shape; the text's rhythm tells where the picture ends.
+    shape; the text's rhythm tells where the picture ends. A part with no ink but text
+    goes; a box that is all text stays whole, to be judged as a text block.
     """
-    for axis in (1, 0):  # rows first: text sits above and below pictures more than beside
-        x0, y0, x1, y1 = box
-        cover = ink.zone[y0:y1, x0:x1].mean(axis=axis)
-        texty = cover >= 0.5
-        n = len(texty)
-        lo = _lead(texty)
-        hi = n - _lead(texty[::-1])
-        if hi - lo < 0.2 * n:  # all text: a text block, judged as one
-            continue
+    x0, y0, x1, y1 = box
+    texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
+    band = max(2, int(2.5 * ink.th))
+    edges = _runs(texty, band)
+    if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
+        return [box] if axis == 0 else _cut_zone(box, ink, 0)
+    cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
+    out = []
+    for lo, hi in zip(cuts[::2], cuts[1::2], strict=True):
         cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
-        box = _tighten(cell, ink.weak & ~ink.text) or box
-    return box
+        part = _tighten(cell, ink.weak & ~ink.text) if hi > lo else None
+        if part is not None and _printed(part, ink):
+            out += [part] if axis == 0 else _cut_zone(part, ink, 0)
+    return out or [box]
 
 
-def _lead(flags: np.ndarray) -> int:
-    """Length of the run of True at the start."""
-    off = np.flatnonzero(~flags)
-    return int(off[0]) if len(off) else len(flags)
+def _printed(box: Box, ink: _Ink) -> bool:
+    """Some strong ink that is not text: a margin's faint shading or stain is not printed."""
+    x0, y0, x1, y1 = box
+    own = ink.strong[y0:y1, x0:x1] & ~ink.text[y0:y1, x0:x1]
+    return int(own.sum()) >= 2 * ink.th * ink.th
+
+
+def _runs(flags: np.ndarray, least: int) -> list[tuple[int, int]]:
+    """(start, end) of every run of True at least ``least`` long."""
+    padded = np.concatenate(([False], flags, [False]))
+    change = np.flatnonzero(padded[1:] != padded[:-1])
+    return [(int(a), int(b)) for a, b in zip(change[::2], change[1::2], strict=True)
+            if b - a >= least]
 
 
 def _trim_strays(box: Box, ink: _Ink) -> Box:
@@ -652,12 +668,15 @@ def _photo(box: Box, ink: _Ink) -> bool:
 
 
 def _at_edge(box: Box, ink: _Ink) -> bool:
-    """A narrow shape along the paper's edge: binding thread, a torn or shadowed margin."""
+    """A narrow or a faint shape at the paper's edge: binding thread, a torn, curled or
+    shadowed margin."""
     h, w = ink.shape
     x0, y0, x1, y1 = box
     side = (x0 <= 0.03 * w or x1 >= 0.97 * w) and x1 - x0 < 0.1 * w
     top = (y0 <= 0.03 * h or y1 >= 0.97 * h) and y1 - y0 < 0.1 * h
-    return side or top
+    near = x0 <= 0.03 * w or x1 >= 0.97 * w or y0 <= 0.03 * h or y1 >= 0.97 * h
+    # a curled corner or a shadow: faint, thin ink; anything printed is denser
+    return side or top or (near and float(ink.weak[y0:y1, x0:x1].mean()) < 0.15)
 
 
 def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
