@@ -33,11 +33,25 @@ import numpy as np
 from PIL import Image
 
 from archive.colour_ink import coloured, has_colour, rubrics, stamps
-from archive.page_extent import extent_of
+from archive.page_extent import WHOLE, Extent
+from archive.page_extent import find as find_extent
 from archive.text_rhythm import glyph_mask, text_zone
 
-KINDS = ("engraving", "photo", "ornament", "stamp")
-DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too small"
+KINDS = ("engraving", "photo", "ornament", "stamp", "other")
+# Why a candidate is not kept: a code in the data, words only where a person reads it.
+REASONS = {
+    "rule": "rule",
+    "too_small": "too small",
+    "page_edge": "page edge",
+    "text_block": "text block",
+    "lettering": "lettering",
+    "ornament": "ornament",
+    "initial": "initial",
+    "stamp": "library stamp",
+    "outside_page": "outside the page",
+}
+NEVER_KEPT = frozenset({"outside_page", "stamp"})  # whatever threshold a curator sets
+DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too_small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
 # Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
 # <= 0.125, rules, lettering and specks <= 0.1. Any threshold in 0.31-0.6 gives the verdicts.
@@ -65,7 +79,15 @@ class Region:
     score: float  # 0..1, how sure this is a picture a curator wants
     kind: str  # one of KINDS
     kept: bool
-    reason: str  # "" when kept, else why not
+    reason: str  # "" when kept, else why not: a code of REASONS
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the finder saw on a page: the printed page's extent and every candidate."""
+
+    page: tuple[float, float, float, float]  # the page inside the scan, fractions of the image
+    regions: list[Region]
 
 
 @dataclass
@@ -84,6 +106,7 @@ class _Ink:
     text: np.ndarray  # weak ink that is set text: in the zone, and not part of a big shape
     binary: bool = False  # a binarized page: pure white paper, no show-through
     stamps: list = field(default_factory=list)  # boxes of library stamps, px
+    extent: Extent = Extent(WHOLE)  # the page inside the image, and what lies outside it
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
 
@@ -100,14 +123,22 @@ class _Ink:
 Box = tuple[int, int, int, int]
 
 
-def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
-    """Every candidate region, kept or not, in reading order (top to bottom, then left to right)."""
+def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
+    """The page's extent and every candidate region, kept or not, in reading order (top
+    to bottom, then left to right); what lies outside the page is listed, never kept."""
     found = _analyse(page)
     if found is None:
-        return []
+        return Finding(WHOLE, [])
     ink, boxes = found
     stamps = [Region(_padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
-    return _reading_order([_judge(b, ink, min_area) for b in boxes] + stamps)
+    outside = [Region(b, 0.05, "other", False, "outside_page") for b in ink.extent.outside]
+    regions = [_judge(b, ink, min_area) for b in boxes] + stamps + outside
+    return Finding(ink.extent.page, _reading_order(regions))
+
+
+def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
+    """Every candidate region of ``find``, kept or not."""
+    return find(page, min_area).regions
 
 
 def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
@@ -128,11 +159,12 @@ def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
         grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
         rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
         h, w = grey.shape
-    px0, py0, px1, py1 = extent_of(grey if rgb is None else rgb)
+    extent = find_extent(grey if rgb is None else rgb)
+    px0, py0, px1, py1 = extent.page
     x0, y0 = int(px0 * w), int(py0 * h)
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
     ink = _measure(grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1])
-    ink.origin, ink.full = (x0, y0), (h, w)
+    ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
     return ink, _boxes(ink)
 
 
@@ -692,12 +724,12 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if min(bw, bh) < 2 * th or max(bw, bh) > 8 * min(bw, bh):
         return region(0.05, "ornament", "rule")
     if area < 0.25 * min_area:
-        return region(0.1, "engraving", "too small")
+        return region(0.1, "engraving", "too_small")
     if _at_edge(box, ink):
-        return region(0.1, "engraving", "page edge")
+        return region(0.1, "engraving", "page_edge")
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
-        return region(0.25 * big, "engraving", "text block")
+        return region(0.25 * big, "engraving", "text_block")
     big = max(big, PARAMS["big"])
     if bh < 10 * th and _lettering(box, ink):
         return region(0.1, "engraving", "lettering")
@@ -708,7 +740,7 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
         return region(0.3, "ornament", small)
     kind = "photo" if _photo(box, ink) else "engraving"
     if area < min_area:
-        return region(0.3, kind, "too small")
+        return region(0.3, kind, "too_small")
     # sure when most ink is in large shapes and the region is well above the size floor
     shapes = min(1.0, (big - PARAMS["big"]) / 0.4)
     score = 0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area))
@@ -723,6 +755,11 @@ def _padded(box: Box, ink: _Ink) -> tuple[float, float, float, float]:
     px, py = PARAMS["pad"] * (x1 - x0), PARAMS["pad"] * (y1 - y0)
     return (max(0.0, (x0 - px) / w), max(0.0, (y0 - py) / h),
             min(1.0, (x1 + px) / w), min(1.0, (y1 + py) / h))
+
+
+def reason_words(code: str) -> str:
+    """The words for a reason code (a code this version does not know reads as itself)."""
+    return REASONS.get(code, code)
 
 
 def _reading_order(regions: list[Region]) -> list[Region]:

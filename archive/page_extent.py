@@ -17,9 +17,13 @@ How, on the reader's small preview:
    whose bright rows are still darker than the page's middle is cut off.
 4. When no background can be told from the paper (a page cropped to its edges, a white
    page on white), the extent is the whole image.
+5. What lies on the background (a chart, a label, the facing page) is listed too, so a
+   curator can see what was left out: patches outside the page unlike the background.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -31,17 +35,25 @@ _WORK_SIDE = 200  # px of the long side the extent is found at: 0.5% of the side
 _MIN_SIDE = 16
 
 
+@dataclass(frozen=True)
+class Extent:
+    """The page's box and the boxes of what lies beside it (chart, label, facing page)."""
+
+    page: Box
+    outside: list[Box] = field(default_factory=list)
+
+
 def page_extent(img: Image.Image) -> Box:
     """The printed page's box, in fractions of ``img``; the whole image when no page stands out."""
     rgb = _rgb(img)
-    return WHOLE if rgb is None else extent_of(rgb)
+    return WHOLE if rgb is None else find(rgb).page
 
 
-def extent_of(pixels: np.ndarray) -> Box:
-    """``page_extent`` of a uint8 RGB (or grey) array at about the work size."""
+def find(pixels: np.ndarray) -> Extent:
+    """The page extent of a uint8 RGB (or grey) array, and what lies outside it."""
     h, w = pixels.shape[:2]
     if min(h, w) < _MIN_SIDE:
-        return WHOLE
+        return Extent(WHOLE)
     f = _WORK_SIDE / max(h, w)
     if f < 0.75:
         pixels = cv2.resize(pixels, (max(1, round(w * f)), max(1, round(h * f))),
@@ -51,8 +63,29 @@ def extent_of(pixels: np.ndarray) -> Box:
     lab = _closed_lab(pixels)
     h, w = lab.shape[:2]
     found = _paper_patch(lab) or (0, 0, w, h)
-    x0, y0, x1, y1 = _without_facing_page(lab[..., 0], found)
-    return (x0 / w, y0 / h, x1 / w, y1 / h)
+    box = _without_facing_page(lab[..., 0], found)
+    x0, y0, x1, y1 = box
+    return Extent((x0 / w, y0 / h, x1 / w, y1 / h),
+                  [(a / w, b / h, c / w, d / h) for a, b, c, d in _outside(lab, box)])
+
+
+def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+    """Things on the background: patches outside the page unlike the background's colour
+    (the median of the image's outer rim), each 0.2% of the image or more."""
+    h, w = lab.shape[:2]
+    x0, y0, x1, y1 = box
+    if (x0, y0, x1, y1) == (0, 0, w, h):
+        return []
+    rim = max(1, min(h, w) // 50)
+    edge = np.concatenate([lab[:rim].reshape(-1, 3), lab[-rim:].reshape(-1, 3),
+                           lab[:, :rim].reshape(-1, 3), lab[:, -rim:].reshape(-1, 3)])
+    bg = np.median(edge, axis=0).astype(np.int16)
+    diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > 40
+    diff[y0:y1, x0:x1] = False
+    mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    _n, _lab, stats, _c = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    return [(x, y, x + bw, y + bh) for x, y, bw, bh, a in stats[1:].tolist()
+            if a >= 0.002 * h * w]
 
 
 def _rgb(img: Image.Image) -> np.ndarray | None:

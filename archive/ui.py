@@ -23,6 +23,7 @@ from PIL import Image, ImageOps
 from archive.apply import apply, read_dataset
 from archive.decisions import Key
 from archive.errors import ArchiveError
+from archive.figures import reason_words
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import RegionRecord
 from archive.report import histogram_image
@@ -144,7 +145,7 @@ def _tile(review: Review, r: RegionRecord) -> tuple[Image.Image, str]:
         img = ImageOps.grayscale(img).convert("RGB")
     framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
     mark = "✓ keep" if kept else "✗ drop"
-    why = f" · {r.reason}" if r.reason else ""
+    why = f" · {reason_words(r.reason)}" if r.reason else ""
     return framed, f"{mark} · p.{r.page} #{r.index} · {r.score:.2f}{why}"
 
 
