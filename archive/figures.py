@@ -43,6 +43,7 @@ REASONS = {
     "rule": "rule",
     "too_small": "too small",
     "page_edge": "page edge",
+    "faint": "too faint (a stain, show-through)",
     "text_block": "text block",
     "lettering": "lettering",
     "ornament": "ornament",
@@ -598,6 +599,37 @@ def _lettering(box: Box, ink: _Ink) -> bool:
     return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
 
 
+def _title_row(box: Box, ink: _Ink) -> bool:
+    """Title lettering, one line or several: most of the box's ink in big letter-shaped
+    glyphs (two holes at most) that each have three more of their size along their line
+    across the page (a title word can be cut in pieces, or glued to a stamp; its line
+    tells what it is)."""
+    x0, y0, x1, y1 = box
+    st = ink.stats[1:]
+    x, y, w, h, a = st[:, 0], st[:, 1], st[:, 2], st[:, 3], st[:, 4]
+    letter = (h >= 2 * ink.th) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
+    inside = letter & (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
+    if not inside.any():
+        return False
+    cand, others = np.flatnonzero(inside), np.flatnonzero(letter)
+    ch, oh = h[cand][:, None], h[others][None, :]
+    overlap = (np.minimum(y[cand][:, None] + ch, y[others][None, :] + oh)
+               - np.maximum(y[cand][:, None], y[others][None, :]))
+    alike = (np.abs(oh - ch) <= 0.2 * ch) & (overlap >= 0.7 * np.minimum(ch, oh))
+    titled = [i for i in cand[alike.sum(axis=1) >= 4] if _holes(ink, i + 1) <= 2]
+    return float(a[titled].sum()) >= 0.5 * float(ink.strong[y0:y1, x0:x1].sum())
+
+
+def _holes(ink: _Ink, label: int) -> int:
+    """Enclosed holes of one strong shape: a letter has two at most, a figure many."""
+    x, y, w, h, _a = ink.stats[label].tolist()
+    inv = (ink.labels[y:y + h, x:x + w] != label).astype(np.uint8)
+    n, _lab, st, _c = cv2.connectedComponentsWithStats(inv, connectivity=4)
+    inner = (st[1:, 0] > 0) & (st[1:, 1] > 0) & (st[1:, 0] + st[1:, 2] < w) & (
+        st[1:, 1] + st[1:, 3] < h)
+    return int(inner.sum())
+
+
 def _corr(a: np.ndarray, b: np.ndarray) -> float:
     a = a - a.mean()
     b = b - b.mean()
@@ -626,15 +658,20 @@ def _small_ornament(box: Box, ink: _Ink) -> str:
 
     That small (under about ten lines of text), a shape is an initial when it is a square
     block (a woodcut or painted initial fills its square to every side; a figure's outline
-    does not) with lines of text running on at its right for at least its width, and a
-    fleuron, a tailpiece or a printer's device when it stands alone on its lines, is
-    mirror-symmetric and no taller than wide (a standing figure is taller than wide).
+    does not) or a solid one (half of it strong ink: a painted ground), with lines of text
+    running on at its right for at least its width; and it is a fleuron, a tailpiece or a
+    printer's device when it stands alone on its lines, is mirror-symmetric and no taller
+    than wide (a standing figure is taller than wide).
     """
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
     if bh >= PARAMS["small_h"] * ink.th:
         return ""
-    if 0.8 <= bw / max(1, bh) <= 1.3 and _blocky(box, ink) and _text_runs_on(box, ink) >= bw:
+    aspect = bw / max(1, bh)
+    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
+    # a painted ground, about square (a dark standing figure is taller than wide)
+    solid = 0.7 <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
+    if (square or solid) and _text_runs_on(box, ink) >= bw:
         return "initial"
     wide = bw >= 0.85 * bh
     return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
@@ -699,6 +736,14 @@ def _photo(box: Box, ink: _Ink) -> bool:
     return weak > 0 and (weak - strong) / weak > 0.5
 
 
+def _faint(box: Box, ink: _Ink) -> bool:
+    """A stain or show-through: hardly any strong ink, and even its darkest is pale (a
+    photograph's shadows go deep)."""
+    x0, y0, x1, y1 = box
+    return (float(ink.strong[y0:y1, x0:x1].mean()) < 0.03
+            and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
+
+
 def _at_edge(box: Box, ink: _Ink) -> bool:
     """A narrow or a faint shape at the paper's edge: binding thread, a torn, curled or
     shadowed margin."""
@@ -731,7 +776,7 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if big < PARAMS["big"] and not _line_art(box, ink):
         return region(0.25 * big, "engraving", "text_block")
     big = max(big, PARAMS["big"])
-    if bh < 10 * th and _lettering(box, ink):
+    if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
         return region(0.1, "engraving", "lettering")
     if _ornament(box, ink):
         return region(0.3, "ornament", "ornament")
@@ -739,6 +784,8 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if small:
         return region(0.3, "ornament", small)
     kind = "photo" if _photo(box, ink) else "engraving"
+    if kind == "photo" and _faint(box, ink):
+        return region(0.1, kind, "faint")
     if area < min_area:
         return region(0.3, kind, "too_small")
     # sure when most ink is in large shapes and the region is well above the size floor

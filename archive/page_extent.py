@@ -76,10 +76,7 @@ def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int,
     x0, y0, x1, y1 = box
     if (x0, y0, x1, y1) == (0, 0, w, h):
         return []
-    rim = max(1, min(h, w) // 50)
-    edge = np.concatenate([lab[:rim].reshape(-1, 3), lab[-rim:].reshape(-1, 3),
-                           lab[:, :rim].reshape(-1, 3), lab[:, -rim:].reshape(-1, 3)])
-    bg = np.median(edge, axis=0).astype(np.int16)
+    bg = np.median(_rim(lab), axis=0).astype(np.int16)
     diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > 40
     diff[y0:y1, x0:x1] = False
     mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
@@ -140,21 +137,46 @@ def _median(values: np.ndarray) -> int:
 def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     """The box (px) of the largest patch of any paper candidate; None when it is the image.
 
-    A patch under a fifth of the image is no page (a page that is all picture): the
-    whole image is safer than a guess.
+    A tone that is the image's rim is the background (a white or grey card), a frame
+    around the page, not its paper; unless it fills the image, which the page then
+    does. A
+    patch under a fifth of the image is no page (a page that is all picture): the whole
+    image is safer than a guess.
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
     for level in _paper_levels(lab[..., 0]):
-        n, _lab, stats, _c = cv2.connectedComponentsWithStats(_near(lab, level), connectivity=4)
+        mask = _near(lab, level)
+        n, _lab, stats, _c = cv2.connectedComponentsWithStats(mask, connectivity=4)
         if n < 2:
             continue
-        x, y, bw, bh, _a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+        x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+        if _on_rim(mask):
+            if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
+                return None
+            continue
         if best is None or bw * bh > best[0]:
             best = (bw * bh, (x, y, x + bw, y + bh))
     if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
         return None
     return best[1]
+
+
+def _rim(lab: np.ndarray) -> np.ndarray:
+    """The image's outer ring (2% of its short side), as Lab pixels."""
+    h, w = lab.shape[:2]
+    k = max(1, min(h, w) // 50)
+    return np.concatenate([lab[:k].reshape(-1, 3), lab[-k:].reshape(-1, 3),
+                           lab[:, :k].reshape(-1, 3), lab[:, -k:].reshape(-1, 3)])
+
+
+def _on_rim(mask: np.ndarray) -> bool:
+    """Whether a paper candidate covers most of the image's rim: then it is the background."""
+    h, w = mask.shape
+    k = max(1, min(h, w) // 50)
+    ring = np.concatenate([mask[:k].ravel(), mask[-k:].ravel(), mask[:, :k].ravel(),
+                           mask[:, -k:].ravel()])
+    return float(ring.mean()) >= 0.5
 
 
 def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
