@@ -239,13 +239,15 @@ def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _scan_border(weak: np.ndarray) -> np.ndarray:
     """Scanner bed, book edges and gutter shadow: long dark shapes that hug the image border.
 
-    A component touching the border along a fifth of a side is the bed when most of
-    its ink lies in the outer band; a full-bleed plate is not, so only its band goes.
+    A component reaching the border (within 2% of it: a page's own edge line lies just
+    inside the page extent) along a fifth of a side is the bed when most of its ink
+    lies in the outer band; a full-bleed plate is not, so only its band goes.
     """
     h, w = weak.shape
     n, lab, stats, _c = cv2.connectedComponentsWithStats(weak.astype(np.uint8), connectivity=8)
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    edge = (x == 0) | (y == 0) | (x + bw >= w) | (y + bh >= h)
+    mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
+    edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
     long = edge & ((bw >= 0.2 * w) | (bh >= 0.2 * h))
     long[0] = False
     if not long.any():
@@ -572,6 +574,15 @@ def _big_share(box: Box, ink: _Ink) -> float:
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
+def _in_rhythm(box: Box, ink: _Ink) -> float:
+    """Share of a box's ink in set text's line rhythm: a picture has next to none (its
+    edge may take a little of the text beside it), text that prints too dark for glyphs
+    to stand apart still has a quarter or more."""
+    x0, y0, x1, y1 = box
+    weak = ink.weak[y0:y1, x0:x1]
+    return float((weak & ink.zone[y0:y1, x0:x1]).sum()) / max(1, int(weak.sum()))
+
+
 def _line_art(box: Box, ink: _Ink) -> bool:
     """A binarized line drawing: resized to the preview its thin lines turn grey, not black.
 
@@ -773,8 +784,10 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if _at_edge(box, ink):
         return region(0.1, "engraving", "page_edge")
     big = _big_share(box, ink)
-    if big < PARAMS["big"] and not _line_art(box, ink):
-        return region(0.25 * big, "engraving", "text_block")
+    # or text too dark for its glyphs to stand apart, still in its line rhythm
+    if (big < PARAMS["big"] and not _line_art(box, ink)) or (
+            big < 0.8 and _in_rhythm(box, ink) >= 0.25):
+        return region(0.25 * min(big, PARAMS["big"]), "engraving", "text_block")
     big = max(big, PARAMS["big"])
     if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
         return region(0.1, "engraving", "lettering")
