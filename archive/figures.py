@@ -284,7 +284,7 @@ def _boxes(ink: _Ink) -> list[Box]:
     out: list[Box] = []
     for b in boxes:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
-        for part in [b] if speck else _cut_zone(b, ink):
+        for part in [b] if speck else _parts(b, ink):
             # mirror halves are one ornament (a tailpiece's wings), never two pictures
             whole = speck or _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
@@ -346,7 +346,7 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     box = _trim_text(_trim_strays(box, ink), ink)
     x0, y0, x1, y1 = box
     # a headpiece is a row of blocks: one ornament band, however many blocks
-    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < PARAMS["small_h"] * ink.th
+    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < 8 * ink.th  # a few lines deep
     for axis in (1,) if band else (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
@@ -355,6 +355,25 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
+
+
+def _parts(box: Box, ink: _Ink) -> list[Box]:
+    """A region cut where set text runs through it (``_cut_zone``).
+
+    A region that reads as text as a whole (a table, a form, a page of text with its
+    rules) keeps as parts only what is plainly printed picture: big shapes, densely
+    inked; the rest stays in it, to be judged a text block with it.
+    """
+    parts = _cut_zone(box, ink)
+    if len(parts) < 2 or _big_share(box, ink) >= PARAMS["big"]:
+        return parts
+    pictures = [p for p in parts if _big_share(p, ink) >= 0.8 and _weak_density(p, ink) >= 0.35]
+    return pictures or [box]
+
+
+def _weak_density(box: Box, ink: _Ink) -> float:
+    x0, y0, x1, y1 = box
+    return float(ink.weak[y0:y1, x0:x1].mean())
 
 
 def _cut_zone(box: Box, ink: _Ink, axis: int = 1) -> list[Box]:
@@ -618,7 +637,7 @@ def _title_row(box: Box, ink: _Ink) -> bool:
     x0, y0, x1, y1 = box
     st = ink.stats[1:]
     x, y, w, h, a = st[:, 0], st[:, 1], st[:, 2], st[:, 3], st[:, 4]
-    letter = (h >= 2 * ink.th) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
+    letter = (h >= 2 * ink.th) & (w >= 0.25 * h) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
     inside = letter & (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
     if not inside.any():
         return False
