@@ -593,15 +593,6 @@ def _big_share(box: Box, ink: _Ink) -> float:
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
-def _in_rhythm(box: Box, ink: _Ink) -> float:
-    """Share of a box's ink in set text's line rhythm: a picture has next to none (its
-    edge may take a little of the text beside it), text that prints too dark for glyphs
-    to stand apart still has a quarter or more."""
-    x0, y0, x1, y1 = box
-    weak = ink.weak[y0:y1, x0:x1]
-    return float((weak & ink.zone[y0:y1, x0:x1]).sum()) / max(1, int(weak.sum()))
-
-
 def _line_art(box: Box, ink: _Ink) -> bool:
     """A binarized line drawing: resized to the preview its thin lines turn grey, not black.
 
@@ -803,10 +794,8 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if _at_edge(box, ink):
         return region(0.1, "engraving", "page_edge")
     big = _big_share(box, ink)
-    # or text too dark for its glyphs to stand apart, still in its line rhythm
-    if (big < PARAMS["big"] and not _line_art(box, ink)) or (
-            big < 0.8 and _in_rhythm(box, ink) >= 0.25):
-        return region(0.25 * min(big, PARAMS["big"]), "engraving", "text_block")
+    if big < PARAMS["big"] and not _line_art(box, ink):
+        return region(0.25 * big, "engraving", "text_block")
     big = max(big, PARAMS["big"])
     if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
         return region(0.1, "engraving", "lettering")
