@@ -5,9 +5,12 @@ of the illustrations of real 19th-century books. Every threshold here is relativ
 something measured on the page itself (the text height, the paper level, the page
 size), so a scan at another resolution, contrast or paper colour means the same.
 
-How: ink is what lies clearly below the local paper level ("strong") or faintly below
-it ("weak", a woodcut's grey sky). Pictures hold connected shapes many text lines tall;
-text never does at preview scale, so such shapes seed regions. Seeds that touch merge,
+How: the page inside the scan is found first (``page_extent``); nothing outside it is
+a figure. Set text is found by its line rhythm (``text_rhythm``) and coloured ink
+(stamps, rubrics) against the paper (``colour_ink``). Ink is what lies clearly below
+the local paper level ("strong") or faintly below it ("weak", a woodcut's grey sky).
+Pictures hold connected shapes many text lines tall; text never does at preview scale,
+so such shapes seed regions. Seeds that touch merge,
 small shapes inside a region join it (feet, a hat brim), and a region is cut along
 clean paper channels (adjacent woodcuts that nearly touch). Each region is then judged:
 thin rules, text blocks (most ink in glyph-sized shapes), title lettering (a row of big
@@ -19,9 +22,9 @@ Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (wo
 curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
 
 Measured with ``python -m bench.figure_eval`` (grouped cross-validation by chapbook on
-the shared Moreno chapbooks, synthetic composites, DTA and OCR-D text pages). The
-Moreno chapbook pages (Desenrollando el cordel project, CC BY-SA 4.0) are the only
-annotated pictures the constants were chosen on.
+the shared Moreno chapbooks and by book on the early printed books of ``figures/early``,
+synthetic composites, library-scan composites, DTA and OCR-D text pages). The Moreno
+chapbooks and the early books are the annotated pictures the rules were written on.
 """
 
 from __future__ import annotations

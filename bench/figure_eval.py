@@ -16,7 +16,10 @@ other page area-resized to that side. Scores:
 
 Moreno is scored twice: with the shipped PARAMS, and by leave-one-chapbook-out CV: for
 each chapbook, the PARAMS grid point that scores best on the other chapbooks (mean of
-recall>=2%, precision, text-page share and median IoU) is applied to it. The rules
+recall>=2%, precision, text-page share and median IoU) is applied to it. The early
+printed books (figures/early, library scans as published) get the same CV grouped by
+book, then per collection with the shipped PARAMS; bench/scans.py sets real pages on a
+scanner background with a chart, a label and a stamp, with exact boxes. The rules
 themselves were written while looking at these pages, so CV bounds the tuning, not the
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
 on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
