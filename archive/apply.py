@@ -25,7 +25,7 @@ from archive import decisions as dec
 from archive.dedup import Deduper
 from archive.errors import ArchiveError
 from archive.pipeline import Item, dedupe, place, settle_page
-from archive.records import PageRecord, RegionRecord
+from archive.records import PageRecord, RegionRecord, page_bbox
 from archive.writer import INFO_NAME, DatasetWriter
 
 
@@ -72,7 +72,7 @@ def _rows(zf: zipfile.ZipFile, name: str) -> list[dict[str, str]]:
 def _page(r: dict[str, str]) -> PageRecord:
     return PageRecord(r["source"], int(r["page"]), r["kept"] == "1", float(r["score"]),
                       r["reason"], int(r["width"]), int(r["height"]), float(r["ms"]),
-                      int(r["figures"]))
+                      int(r["figures"]), page_bbox(r.get("page_bbox")))
 
 
 def _region(r: dict[str, str]) -> RegionRecord:
@@ -116,7 +116,7 @@ def replay(
                     f"{r.score:.2f} is under the floor); build again with --decisions")
             items.append(Item(fresh))
         record = PageRecord(page.source, page.page, False, page.score, page.reason,
-                            page.width, page.height, page.ms)
+                            page.width, page.height, page.ms, page_bbox=page.page_bbox)
         if not math.isnan(page.score):
             settle_page(record, [it.region for it in items], unit)
         dedupe(record, items, seen, keep_dups)

@@ -5,9 +5,12 @@ of the illustrations of real 19th-century books. Every threshold here is relativ
 something measured on the page itself (the text height, the paper level, the page
 size), so a scan at another resolution, contrast or paper colour means the same.
 
-How: ink is what lies clearly below the local paper level ("strong") or faintly below
-it ("weak", a woodcut's grey sky). Pictures hold connected shapes many text lines tall;
-text never does at preview scale, so such shapes seed regions. Seeds that touch merge,
+How: the page inside the scan is found first (``page_extent``); nothing outside it is
+a figure. Set text is found by its line rhythm (``text_rhythm``) and coloured ink
+(stamps, rubrics) against the paper (``colour_ink``). Ink is what lies clearly below
+the local paper level ("strong") or faintly below it ("weak", a woodcut's grey sky).
+Pictures hold connected shapes many text lines tall; text never does at preview scale,
+so such shapes seed regions. Seeds that touch merge,
 small shapes inside a region join it (feet, a hat brim), and a region is cut along
 clean paper channels (adjacent woodcuts that nearly touch). Each region is then judged:
 thin rules, text blocks (most ink in glyph-sized shapes), title lettering (a row of big
@@ -19,21 +22,46 @@ Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (wo
 curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
 
 Measured with ``python -m bench.figure_eval`` (grouped cross-validation by chapbook on
-the shared Moreno chapbooks, synthetic composites, DTA and OCR-D text pages). The
-Moreno chapbook pages (Desenrollando el cordel project, CC BY-SA 4.0) are the only
-annotated pictures the constants were chosen on.
+the shared Moreno chapbooks and by book on the early printed books of ``figures/early``,
+synthetic composites, library-scan composites, DTA and OCR-D text pages). The Moreno
+chapbooks and the early books are the annotated pictures the rules were written on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 from PIL import Image
 
-KINDS = ("engraving", "photo", "ornament")
-DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too small"
+from archive.colour_ink import coloured, has_colour, rubrics, stamps
+from archive.page_extent import WHOLE, Extent
+from archive.page_extent import find as find_extent
+from archive.text_rhythm import glyph_mask, text_zone
+
+KINDS = ("engraving", "photo", "ornament", "stamp", "other")
+# Why a candidate is not kept: a code in the data, words only where a person reads it.
+REASONS = {
+    "rule": "rule",
+    "too_small": "too small",
+    "page_edge": "page edge",
+    "faint": "too faint (a stain, show-through)",
+    "text_block": "text block",
+    "lettering": "lettering",
+    "ornament": "ornament",
+    "initial": "initial",
+    "stamp": "library stamp",
+    "outside_page": "outside the page",
+}
+# Codes set after the finder, with their words beside the finder's for one lookup.
+OUTCOME_REASONS = {
+    "below_threshold": "score under the threshold",
+    "kept_by_curator": "kept by the curator",
+    "dropped_by_curator": "dropped by the curator",
+}
+NEVER_KEPT = frozenset({"outside_page", "stamp"})  # whatever threshold a curator sets
+DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too_small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
 # Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
 # <= 0.125, rules, lettering and specks <= 0.1. Any threshold in 0.31-0.6 gives the verdicts.
@@ -48,6 +76,7 @@ PARAMS = {
     "seed_w": 3.0,  # ...and this wide
     "big": 0.5,  # share of a region's ink in shapes taller than 2.5 text heights
     "pad": 0.02,  # box margin, a fraction of the box side
+    "small_h": 16.0,  # shorter than this, an initial or a symmetric shape is an ornament
 }
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
@@ -60,7 +89,15 @@ class Region:
     score: float  # 0..1, how sure this is a picture a curator wants
     kind: str  # one of KINDS
     kept: bool
-    reason: str  # "" when kept, else why not
+    reason: str  # "" when kept, else why not: a code of REASONS
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the finder saw on a page: the printed page's extent and every candidate."""
+
+    page: tuple[float, float, float, float]  # the page inside the scan, fractions of the image
+    regions: list[Region]
 
 
 @dataclass
@@ -74,7 +111,12 @@ class _Ink:
     labels: np.ndarray  # strong components
     stats: np.ndarray  # their x, y, w, h, area; row 0 the background
     th: float  # text height, px
+    glyphs: np.ndarray  # strong ink in shapes no taller than a glyph
+    zone: np.ndarray  # where the page reads as set text (a line rhythm)
+    text: np.ndarray  # weak ink that is set text: in the zone, and not part of a big shape
     binary: bool = False  # a binarized page: pure white paper, no show-through
+    stamps: list = field(default_factory=list)  # boxes of library stamps, px
+    extent: Extent = Extent(WHOLE)  # the page inside the image, and what lies outside it
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
 
@@ -91,13 +133,22 @@ class _Ink:
 Box = tuple[int, int, int, int]
 
 
-def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
-    """Every candidate region, kept or not, in reading order (top to bottom, then left to right)."""
+def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
+    """The page's extent and every candidate region, kept or not, in reading order (top
+    to bottom, then left to right); what lies outside the page is listed, never kept."""
     found = _analyse(page)
     if found is None:
-        return []
+        return Finding(WHOLE, [])
     ink, boxes = found
-    return _reading_order([_judge(b, ink, min_area) for b in boxes])
+    stamps = [Region(_padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
+    outside = [Region(b, 0.05, "other", False, "outside_page") for b in ink.extent.outside]
+    regions = [_judge(b, ink, min_area) for b in boxes] + stamps + outside
+    return Finding(ink.extent.page, _reading_order(regions))
+
+
+def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
+    """Every candidate region of ``find``, kept or not."""
+    return find(page, min_area).regions
 
 
 def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
@@ -111,13 +162,19 @@ def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
         return None
+    rgb = np.asarray(page) if page.mode == "RGB" else None
     k = max(h, w) // WORK_SIDE
     if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
-        grey = cv2.resize(grey, (max(1, w // k), max(1, h // k)), interpolation=cv2.INTER_AREA)
+        size = (max(1, w // k), max(1, h // k))
+        grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+        rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
         h, w = grey.shape
-    x0, y0, x1, y1 = _page_area(grey)
-    ink = _measure(grey[y0:y1, x0:x1])
-    ink.origin, ink.full = (x0, y0), (h, w)
+    extent = find_extent(grey if rgb is None else rgb)
+    px0, py0, px1, py1 = extent.page
+    x0, y0 = int(px0 * w), int(py0 * h)
+    x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
+    ink = _measure(grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1])
+    ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
     return ink, _boxes(ink)
 
 
@@ -147,8 +204,9 @@ def _paper(grey: np.ndarray) -> np.ndarray:
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def _measure(grey: np.ndarray) -> _Ink:
-    """Darkness under the paper, Otsu-split into ink, the scan border removed, text height."""
+def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
+    """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed,
+    text height, and where the text is."""
     d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
@@ -159,38 +217,46 @@ def _measure(grey: np.ndarray) -> _Ink:
     bed = _scan_border(weak)
     strong &= ~bed
     weak &= ~bed
+    labels, stats = _components(strong)
+    th = _text_height(stats[1:], strong.shape)
+    found, rubric = [], np.zeros_like(strong)
+    if rgb is not None and has_colour(rgb, ~weak):
+        colour, ab = coloured(rgb, ~weak)
+        found = stamps(colour, ab, th)
+        if found:  # a stamp's ink is no one's: not the title's, not the woodcut's
+            inked = np.zeros_like(strong)
+            for x0, y0, x1, y1 in found:
+                inked[y0:y1, x0:x1] = colour[y0:y1, x0:x1]
+            inked = cv2.dilate(inked.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+            strong &= ~inked
+            weak &= ~inked
+            labels, stats = _components(strong)
+        rubric = rubrics(colour, th)
+    glyphs = glyph_mask(labels, stats, th)
+    zone = text_zone(glyphs, th) | rubric
+    big = cv2.dilate((strong & ~glyphs).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    text = (zone & weak & ~big) | (rubric & weak)
+    return _Ink(d, t, strong, weak, labels, stats, th, glyphs, zone, text, binary, found)
+
+
+def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
                                                              connectivity=8)
-    return _Ink(d, t, strong, weak, labels, stats, _text_height(stats[1:], strong.shape), binary)
-
-
-def _page_area(grey: np.ndarray) -> Box:
-    """The paper's extent: rows and columns at the image edge with almost no paper are bed.
-
-    Paper is what is near the page's brightest common level; a dark scanner bed or
-    cover wider than the local paper filter would otherwise pass for paper itself.
-    A page with no paper margin at all (a full-bleed plate) is left whole.
-    """
-    h, w = grey.shape
-    paper = float(np.percentile(grey, 95))
-    bright = grey > 0.7 * paper
-    cols = np.flatnonzero(bright.mean(axis=0) >= 0.25)
-    rows = np.flatnonzero(bright.mean(axis=1) >= 0.25)
-    if len(cols) < 0.5 * w or len(rows) < 0.5 * h:
-        return 0, 0, w, h
-    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
+    return labels, stats
 
 
 def _scan_border(weak: np.ndarray) -> np.ndarray:
     """Scanner bed, book edges and gutter shadow: long dark shapes that hug the image border.
 
-    A component touching the border along a fifth of a side is the bed when most of
-    its ink lies in the outer band; a full-bleed plate is not, so only its band goes.
+    A component reaching the border (within 2% of it: a page's own edge line lies just
+    inside the page extent) along a fifth of a side is the bed when most of its ink
+    lies in the outer band; a full-bleed plate is not, so only its band goes.
     """
     h, w = weak.shape
     n, lab, stats, _c = cv2.connectedComponentsWithStats(weak.astype(np.uint8), connectivity=8)
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    edge = (x == 0) | (y == 0) | (x + bw >= w) | (y + bh >= h)
+    mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
+    edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
     long = edge & ((bw >= 0.2 * w) | (bh >= 0.2 * h))
     long[0] = False
     if not long.any():
@@ -227,17 +293,18 @@ def _boxes(ink: _Ink) -> list[Box]:
     out: list[Box] = []
     for b in boxes:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
-        # mirror halves are one ornament (a tailpiece's wings), never two pictures
-        whole = speck or _ornament(b, ink) or _symmetry(b, ink)[0] > 0.6
-        out += [b] if whole else _split(b, ink)
+        for part in [b] if speck else _parts(b, ink):
+            # mirror halves are one ornament (a tailpiece's wings), never two pictures
+            whole = speck or _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
+            out += [part] if whole else _split(part, ink)
     return out
 
 
 def _weak_components(ink: _Ink) -> np.ndarray:
     """Stats (x, y, w, h, area) of the weak-ink shapes that hold some strong ink."""
-    n, lab, stats, _c = cv2.connectedComponentsWithStats(ink.weak.astype(np.uint8),
+    n, lab, stats, _c = cv2.connectedComponentsWithStats((ink.weak & ~ink.text).astype(np.uint8),
                                                          connectivity=8)
-    keep = np.bincount(lab[ink.strong], minlength=n) > 0
+    keep = np.bincount(lab[ink.strong & ~ink.text], minlength=n) > 0
     keep[0] = False
     return stats[keep]
 
@@ -286,7 +353,10 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     stacked ones; each part is split again, a few levels deep at most.
     """
     box = _trim_text(_trim_strays(box, ink), ink)
-    for axis in (0, 1):
+    x0, y0, x1, y1 = box
+    # a headpiece is a row of blocks: one ornament band, however many blocks
+    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < 8 * ink.th  # a few lines deep
+    for axis in (1,) if band else (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
             parts = _pieces(box, ink.weak, axis, cuts)
@@ -294,6 +364,63 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
+
+
+def _parts(box: Box, ink: _Ink) -> list[Box]:
+    """A region cut where set text runs through it (``_cut_zone``).
+
+    A region that reads as text as a whole (a table, a form, a page of text with its
+    rules) keeps as parts only what is plainly printed picture: big shapes, densely
+    inked; the rest stays in it, to be judged a text block with it.
+    """
+    parts = _cut_zone(box, ink)
+    if len(parts) < 2 or _big_share(box, ink) >= PARAMS["big"]:
+        return parts
+    pictures = [p for p in parts if _big_share(p, ink) >= 0.8 and _weak_density(p, ink) >= 0.35]
+    return pictures or [box]
+
+
+def _weak_density(box: Box, ink: _Ink) -> float:
+    x0, y0, x1, y1 = box
+    return float(ink.weak[y0:y1, x0:x1].mean())
+
+
+def _cut_zone(box: Box, ink: _Ink, axis: int = 1) -> list[Box]:
+    """The parts of a box between bands of set text two lines deep or more, rows first.
+
+    A woodcut set tight against its text, or an initial under it, joins the picture's
+    shape; the text's rhythm tells where the picture ends. A part with no ink but text
+    goes; a box that is all text stays whole, to be judged as a text block.
+    """
+    x0, y0, x1, y1 = box
+    texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
+    band = max(2, int(2.5 * ink.th))
+    edges = _runs(texty, band)
+    if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
+        return [box] if axis == 0 else _cut_zone(box, ink, 0)
+    cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
+    out = []
+    for lo, hi in zip(cuts[::2], cuts[1::2], strict=True):
+        cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
+        part = _tighten(cell, ink.weak & ~ink.text) if hi > lo else None
+        if part is not None and _printed(part, ink):
+            out += [part] if axis == 0 else _cut_zone(part, ink, 0)
+    return out or [box]
+
+
+def _printed(box: Box, ink: _Ink) -> bool:
+    """Some strong ink that is not text: a margin's faint shading or stain is not printed."""
+    x0, y0, x1, y1 = box
+    own = ink.strong[y0:y1, x0:x1] & ~ink.text[y0:y1, x0:x1]
+    return int(own.sum()) >= 2 * ink.th * ink.th
+
+
+def _runs(flags: np.ndarray, least: int) -> list[tuple[int, int]]:
+    """(start, end) of every run of True at least ``least`` long."""
+    padded = np.concatenate(([False], flags, [False]))
+    change = np.flatnonzero(padded[1:] != padded[:-1])
+    return [(int(a), int(b)) for a, b in zip(change[::2], change[1::2], strict=True)
+            if b - a >= least]
 
 
 def _trim_strays(box: Box, ink: _Ink) -> Box:
@@ -502,6 +629,37 @@ def _lettering(box: Box, ink: _Ink) -> bool:
     return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
 
 
+def _title_row(box: Box, ink: _Ink) -> bool:
+    """Title lettering, one line or several: most of the box's ink in big letter-shaped
+    glyphs (two holes at most) that each have three more of their size along their line
+    across the page (a title word can be cut in pieces, or glued to a stamp; its line
+    tells what it is)."""
+    x0, y0, x1, y1 = box
+    st = ink.stats[1:]
+    x, y, w, h, a = st[:, 0], st[:, 1], st[:, 2], st[:, 3], st[:, 4]
+    letter = (h >= 2 * ink.th) & (w >= 0.25 * h) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
+    inside = letter & (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
+    if not inside.any():
+        return False
+    cand, others = np.flatnonzero(inside), np.flatnonzero(letter)
+    ch, oh = h[cand][:, None], h[others][None, :]
+    overlap = (np.minimum(y[cand][:, None] + ch, y[others][None, :] + oh)
+               - np.maximum(y[cand][:, None], y[others][None, :]))
+    alike = (np.abs(oh - ch) <= 0.2 * ch) & (overlap >= 0.7 * np.minimum(ch, oh))
+    titled = [i for i in cand[alike.sum(axis=1) >= 4] if _holes(ink, i + 1) <= 2]
+    return float(a[titled].sum()) >= 0.5 * float(ink.strong[y0:y1, x0:x1].sum())
+
+
+def _holes(ink: _Ink, label: int) -> int:
+    """Enclosed holes of one strong shape: a letter has two at most, a figure many."""
+    x, y, w, h, _a = ink.stats[label].tolist()
+    inv = (ink.labels[y:y + h, x:x + w] != label).astype(np.uint8)
+    n, _lab, st, _c = cv2.connectedComponentsWithStats(inv, connectivity=4)
+    inner = (st[1:, 0] > 0) & (st[1:, 1] > 0) & (st[1:, 0] + st[1:, 2] < w) & (
+        st[1:, 1] + st[1:, 3] < h)
+    return int(inner.sum())
+
+
 def _corr(a: np.ndarray, b: np.ndarray) -> float:
     a = a - a.mean()
     b = b - b.mean()
@@ -518,6 +676,69 @@ def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
     return _corr(d, d[:, ::-1]), _corr(d, d[::-1, :])
 
 
+def _inset(box: Box, share: float) -> Box:
+    """The box shrunk by ``share`` of its size on every side."""
+    x0, y0, x1, y1 = box
+    dx, dy = int((x1 - x0) * share), int((y1 - y0) * share)
+    return x0 + dx, y0 + dy, x1 - dx, y1 - dy
+
+
+def _small_ornament(box: Box, ink: _Ink) -> str:
+    """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights.
+
+    That small (under about ten lines of text), a shape is an initial when it is a square
+    block (a woodcut or painted initial fills its square to every side; a figure's outline
+    does not) or a solid one (half of it strong ink: a painted ground), with lines of text
+    running on at its right for at least its width; and it is a fleuron, a tailpiece or a
+    printer's device when it stands alone on its lines, is mirror-symmetric and no taller
+    than wide (a standing figure is taller than wide).
+    """
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    if bh >= PARAMS["small_h"] * ink.th:
+        return ""
+    aspect = bw / max(1, bh)
+    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
+    # a painted ground, about square (a dark standing figure is taller than wide)
+    solid = 0.7 <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
+    if (square or solid) and _text_runs_on(box, ink) >= bw:
+        return "initial"
+    wide = bw >= 0.85 * bh
+    return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
+
+
+def _alone(box: Box, ink: _Ink) -> bool:
+    """Nothing printed beside the box in its rows (a vignette stands alone on its line;
+    a picture set beside text or beside another picture does not)."""
+    x0, y0, x1, y1 = box
+    gap = int(ink.th) + 1
+    rows = ink.strong[y0:y1]
+    beside = rows[:, :max(0, x0 - gap)].sum(axis=1) + rows[:, x1 + gap:].sum(axis=1)
+    return float((beside >= max(3.0, 1.5 * ink.th)).mean()) <= 0.25
+
+
+def _blocky(box: Box, ink: _Ink) -> bool:
+    """Ink near each of the four sides along 40% of that side at least."""
+    x0, y0, x1, y1 = box
+    m = ink.weak[y0:y1, x0:x1]
+    bx, by = max(1, (x1 - x0) // 10), max(1, (y1 - y0) // 10)
+    sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
+             m[:, -bx:].any(axis=1))
+    return min(float(side.mean()) for side in sides) >= 0.4
+
+
+def _text_runs_on(box: Box, ink: _Ink) -> int:
+    """How far (px) glyphs run on at a box's right, in a quarter of its rows or more,
+    starting within four text heights of it; 0 when no text starts there."""
+    x0, y0, x1, y1 = box
+    right = ink.glyphs[y0:y1, x1:min(ink.shape[1], x1 + 4 * (x1 - x0))]
+    if not right.size:
+        return 0
+    cols = np.flatnonzero(right.mean(axis=0) >= 0.25)
+    near = right[:, :int(4 * ink.th) + 1].any(axis=1).mean() >= 0.5
+    return int(cols[-1]) + 1 if near and len(cols) else 0
+
+
 def _ornament(box: Box, ink: _Ink) -> bool:
     """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
 
@@ -529,7 +750,8 @@ def _ornament(box: Box, ink: _Ink) -> bool:
     if aspect > 3 or aspect < 0.25:
         return True
     lr, ud = _symmetry(box, ink)
-    if lr > 0.6 and ud > 0.6:
+    # a frame is symmetric both ways, and so is a fleuron; only the fleuron stays so inside
+    if lr > 0.6 and ud > 0.6 and min(_symmetry(_inset(box, 1 / 8), ink)) > 0.6:
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
@@ -544,13 +766,24 @@ def _photo(box: Box, ink: _Ink) -> bool:
     return weak > 0 and (weak - strong) / weak > 0.5
 
 
+def _faint(box: Box, ink: _Ink) -> bool:
+    """A stain or show-through: hardly any strong ink, and even its darkest is pale (a
+    photograph's shadows go deep)."""
+    x0, y0, x1, y1 = box
+    return (float(ink.strong[y0:y1, x0:x1].mean()) < 0.03
+            and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
+
+
 def _at_edge(box: Box, ink: _Ink) -> bool:
-    """A narrow shape along the paper's edge: binding thread, a torn or shadowed margin."""
+    """A narrow or a faint shape at the paper's edge: binding thread, a torn, curled or
+    shadowed margin."""
     h, w = ink.shape
     x0, y0, x1, y1 = box
     side = (x0 <= 0.03 * w or x1 >= 0.97 * w) and x1 - x0 < 0.1 * w
     top = (y0 <= 0.03 * h or y1 >= 0.97 * h) and y1 - y0 < 0.1 * h
-    return side or top
+    near = x0 <= 0.03 * w or x1 >= 0.97 * w or y0 <= 0.03 * h or y1 >= 0.97 * h
+    # a curled corner or a shadow: faint, thin ink; anything printed is denser
+    return side or top or (near and float(ink.weak[y0:y1, x0:x1].mean()) < 0.15)
 
 
 def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
@@ -566,20 +799,25 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     if min(bw, bh) < 2 * th or max(bw, bh) > 8 * min(bw, bh):
         return region(0.05, "ornament", "rule")
     if area < 0.25 * min_area:
-        return region(0.1, "engraving", "too small")
+        return region(0.1, "engraving", "too_small")
     if _at_edge(box, ink):
-        return region(0.1, "engraving", "page edge")
+        return region(0.1, "engraving", "page_edge")
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
-        return region(0.25 * big, "engraving", "text block")
+        return region(0.25 * big, "engraving", "text_block")
     big = max(big, PARAMS["big"])
-    if bh < 10 * th and _lettering(box, ink):
+    if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
         return region(0.1, "engraving", "lettering")
     if _ornament(box, ink):
         return region(0.3, "ornament", "ornament")
+    small = _small_ornament(box, ink)
+    if small:
+        return region(0.3, "ornament", small)
     kind = "photo" if _photo(box, ink) else "engraving"
+    if kind == "photo" and _faint(box, ink):
+        return region(0.1, kind, "faint")
     if area < min_area:
-        return region(0.3, kind, "too small")
+        return region(0.3, kind, "too_small")
     # sure when most ink is in large shapes and the region is well above the size floor
     shapes = min(1.0, (big - PARAMS["big"]) / 0.4)
     score = 0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area))
@@ -594,6 +832,11 @@ def _padded(box: Box, ink: _Ink) -> tuple[float, float, float, float]:
     px, py = PARAMS["pad"] * (x1 - x0), PARAMS["pad"] * (y1 - y0)
     return (max(0.0, (x0 - px) / w), max(0.0, (y0 - py) / h),
             min(1.0, (x1 + px) / w), min(1.0, (y1 + py) / h))
+
+
+def reason_words(code: str) -> str:
+    """The words for a reason code (a code this version does not know reads as itself)."""
+    return REASONS.get(code) or OUTCOME_REASONS.get(code, code)
 
 
 def _reading_order(regions: list[Region]) -> list[Region]:

@@ -34,9 +34,11 @@ from archive.decisions import load as load_decisions
 from archive.dedup import Deduper, perceptual_hash
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
+from archive.page_extent import page_extent
 from archive.reader import PREVIEW_SIDE, Page, open_pdf, read_page
 from archive.records import (
     CANDIDATE_DIR,
+    CURATOR_REASONS,
     KEPT_DIR,
     PageRecord,
     RegionRecord,
@@ -233,7 +235,7 @@ def process_page(
     number = index + 1
     try:
         page = read_page(doc, index, opts.scale, opts.preview_side)
-        regions, note = _candidates(page.preview, opts, filt)
+        regions, note, extent = _candidates(page.preview, opts, filt)
         items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
         floor = review_floor(opts)
         cut = [it for it in items if it.region.kept or it.region.score >= floor]
@@ -243,7 +245,8 @@ def process_page(
         if wanted:
             _printed(page, cut, source, opts)
         score = max((r.score for r in regions), default=0.0)
-        record = PageRecord(source, number, False, score, note, page.width, page.height, 0)
+        record = PageRecord(source, number, False, score, note, page.width, page.height, 0,
+                            page_bbox=extent)
         settle_page(record, [it.region for it in items], opts.unit)
     except (BadPage, OSError, ValueError, MemoryError) as bad:
         reason = str(bad) if isinstance(bad, BadPage) else f"bad page ({type(bad).__name__}: {bad})"
@@ -265,24 +268,28 @@ def review_floor(opts: Options) -> float:
 
 
 def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
-                ) -> tuple[list[figures.Region], str]:
+                ) -> tuple[list[figures.Region], str, tuple[float, ...]]:
     """The page's candidate regions (the figure finder's, or the whole page by the
-    filter), and the page filter's own words for the manifest."""
+    filter), the page filter's own words for the manifest, and the page's extent."""
     if opts.unit == "page":
         v = filt.judge(preview)
         return [figures.Region((0.0, 0.0, 1.0, 1.0), v.score, "page", v.kept,
-                               "" if v.kept else v.reason)], v.reason
+                               "" if v.kept else v.reason)], v.reason, page_extent(preview)
     kwargs = {} if opts.min_figure_area is None else {"min_area": opts.min_figure_area}
-    regions = figures.candidates(preview, **kwargs)
+    found = figures.find(preview, **kwargs)
+    regions = found.regions
     if opts.threshold is not None:
         regions = [_rethreshold(r, opts.threshold) for r in regions]
-    return regions, ""
+    return regions, "", found.page
 
 
 def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
-    """The curator's own threshold: every candidate scoring at least it is kept."""
+    """The curator's own threshold: every candidate scoring at least it is kept (never
+    what lies outside the page, nor a stamp)."""
+    if region.reason in figures.NEVER_KEPT:
+        return region
     kept = region.score >= threshold
-    reason = "" if kept else (region.reason or f"score under {threshold:g}")
+    reason = "" if kept else (region.reason or "below_threshold")
     return replace(region, kept=kept, reason=reason)
 
 
@@ -304,7 +311,7 @@ def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> P
     if kept:
         record.reason = f"{len(kept)} figure(s)"
     else:
-        why = sorted({r.reason or "dropped by the curator" for r in regions})
+        why = sorted({r.reason or CURATOR_REASONS["drop"] for r in regions})
         record.reason = "no figure" + (f" ({'; '.join(why)[:150]})" if why else "")
     return record
 

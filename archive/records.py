@@ -13,15 +13,16 @@ import io
 import json
 from dataclasses import asdict, dataclass, fields
 
-MANIFEST_COLUMNS = [
-    "source", "page", "kept", "figures", "score", "reason", "width", "height", "ms",
+MANIFEST_COLUMNS = [  # ms (wall time) stays last: the one column a rerun changes
+    "source", "page", "kept", "figures", "score", "reason", "width", "height", "page_bbox",
+    "ms",
 ]
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
     "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
 ]
 # The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
-CURATOR_REASONS = {"keep": "kept by the curator", "drop": "dropped by the curator"}
+CURATOR_REASONS = {"keep": "kept_by_curator", "drop": "dropped_by_curator"}
 
 
 @dataclass
@@ -37,14 +38,18 @@ class PageRecord:
     height: int
     ms: float
     figures: int = 0
+    # the printed page inside the scan, fractions of the displayed page ("x0 y0 x1 y1")
+    page_bbox: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)
 
     def __post_init__(self) -> None:
         self.score, self.kept, self.figures = float(self.score), bool(self.kept), int(self.figures)
+        self.page_bbox = tuple(round(float(v), 4) for v in self.page_bbox)  # type: ignore[assignment]
 
     def manifest_row(self) -> list[str]:
         return [
             self.source, str(self.page), "1" if self.kept else "0", str(self.figures),
-            f"{self.score:.4f}", self.reason, str(self.width), str(self.height), f"{self.ms:.1f}",
+            f"{self.score:.4f}", self.reason, str(self.width), str(self.height),
+            " ".join(f"{v:.4f}" for v in self.page_bbox), f"{self.ms:.1f}",
         ]
 
 
@@ -126,6 +131,12 @@ def _csv(header: list[str], rows: list[list[str]]) -> bytes:
     writer.writerow(header)
     writer.writerows(rows)
     return buf.getvalue().encode("utf-8")
+
+
+def page_bbox(text: str | None) -> tuple[float, float, float, float]:
+    """A manifest's ``page_bbox`` cell read back; a manifest from before it had none."""
+    values = tuple(float(v) for v in (text or "").split())
+    return values if len(values) == 4 else (0.0, 0.0, 1.0, 1.0)  # type: ignore[return-value]
 
 
 def manifest_csv(records: list[PageRecord]) -> bytes:

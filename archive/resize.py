@@ -6,6 +6,12 @@ tall fashion plate trains as a tall image, cropped by a few percent at most.
 ``pad`` (the default for whole pages) keeps everything and fills the border with
 the page's own paper colour, so the model does not learn black or white bars.
 ``crop`` fills the square and loses the margins; ``stretch`` distorts.
+
+Resampling: the reader already decoded the page at the DCT scale its crops need, so
+what is left is a small step. An area average first brings a crop within 1.25 times
+its output size (no aliasing), then a bicubic step makes the size: 2.7-4.7 times
+faster than PIL's LANCZOS over the whole output, 34 dB PSNR against it on synthetic
+hatching and a median 46 dB on real crops (``python bench/resize_quality.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ from __future__ import annotations
 import io
 import math
 
+import cv2
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
 from buckets import cover_crop, nearest_bucket
 
@@ -56,7 +63,7 @@ def fit(
     mode: str = "pad",
     paper: tuple[int, int, int] | None = None,
 ) -> Image.Image:
-    """An RGB image made with LANCZOS, by ``mode``: ``size`` square, or a bucket.
+    """An RGB image by ``mode``: ``size`` square, or a bucket (see ``resample``).
 
     ``paper`` is the border colour for ``pad``; pass it when a small copy of the
     page is at hand (``paper_colour(preview)``), which is cheaper than the full page.
@@ -68,19 +75,37 @@ def fit(
     if mode == "bucket":
         bucket = nearest_bucket(img.width, img.height, size)
         (rw, rh), (left, top) = cover_crop(img.width, img.height, bucket)
-        scaled = img.resize((rw, rh), Image.Resampling.LANCZOS)
+        scaled = resample(img, (rw, rh))
         return scaled.crop((left, top, left + bucket[0], top + bucket[1]))
     if mode == "stretch":
-        return img.resize((size, size), Image.Resampling.LANCZOS)
+        return resample(img, (size, size))
     if mode == "crop":
-        return ImageOps.fit(img, (size, size), Image.Resampling.LANCZOS)
+        side = min(img.width, img.height)
+        left, top = (img.width - side) // 2, (img.height - side) // 2
+        return resample(img.crop((left, top, left + side, top + side)), (size, size))
     paper = paper or paper_colour(img)
     scale = size / max(img.width, img.height)
     w, h = max(1, round(img.width * scale)), max(1, round(img.height * scale))
-    inner = img.resize((w, h), Image.Resampling.LANCZOS)
+    inner = resample(img, (w, h))
     canvas = Image.new("RGB", (size, size), paper)
     canvas.paste(inner, ((size - w) // 2, (size - h) // 2))
     return canvas
+
+
+AREA_STEP = 1.25  # an area average first brings a crop within this much of its size
+
+
+def resample(img: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """An RGB image resized to ``size``: an area average down to within AREA_STEP of it
+    (when it is larger than that), then bicubic."""
+    if img.size == size:
+        return img.copy()
+    arr = np.asarray(img)
+    w, h = size
+    if img.width > AREA_STEP * w or img.height > AREA_STEP * h:
+        near = (min(img.width, round(AREA_STEP * w)), min(img.height, round(AREA_STEP * h)))
+        arr = cv2.resize(arr, near, interpolation=cv2.INTER_AREA)
+    return Image.fromarray(cv2.resize(arr, size, interpolation=cv2.INTER_CUBIC), "RGB")
 
 
 def crop_box(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:

@@ -24,6 +24,7 @@ from PIL import Image
 from archive.apply import Dataset, read_dataset
 from archive.decisions import DUPLICATE
 from archive.errors import ArchiveError
+from archive.figures import reason_words
 from archive.records import REGION_COLUMNS, RegionRecord
 
 THUMB_SIDE = 200
@@ -63,9 +64,9 @@ def _data_uri(img: Image.Image) -> str:
 
 def _card(r: RegionRecord, uri: str) -> str:
     dup = r.reason.startswith(DUPLICATE)
-    why = r.reason or ("kept by the curator" if r.decision == "keep" else "kept")
+    why = reason_words(r.reason) or ("kept by the curator" if r.decision == "keep" else "kept")
     if r.decision == "drop":
-        why = f"dropped by the curator ({r.reason or 'kept by the finder'})"
+        why = f"dropped by the curator ({reason_words(r.reason) or 'kept by the finder'})"
     key = f"{r.source}|{r.page}|{r.index}"
     cls = "card" + (" kept" if r.kept else " dropped") + (" dup" if dup else "")
     return (

@@ -40,9 +40,12 @@ GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
 Say = Callable[..., str]
 # The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
-    "rule": "archive_reason_rule", "too small": "archive_reason_small",
-    "page edge": "archive_reason_edge", "text block": "archive_reason_text",
+    "rule": "archive_reason_rule", "too_small": "archive_reason_small",
+    "page_edge": "archive_reason_edge", "text_block": "archive_reason_text",
     "lettering": "archive_reason_lettering", "ornament": "archive_reason_ornament",
+    "initial": "archive_reason_initial", "faint": "archive_reason_faint",
+    "stamp": "archive_reason_stamp", "outside_page": "archive_reason_outside_page",
+    "below_threshold": "archive_reason_score",
     CURATOR_REASONS["keep"]: "archive_reason_curator_kept",
     CURATOR_REASONS["drop"]: "archive_reason_curator_dropped",
 }
@@ -67,8 +70,6 @@ def reason_words(reason: str, say: Say) -> str:
         return ""
     if reason.startswith(DUPLICATE):
         return say("archive_reason_duplicate")
-    if reason.startswith("score under"):
-        return say("archive_reason_score")
     key = REASON_KEYS.get(reason)
     return say(key) if key else reason
 

@@ -16,7 +16,10 @@ other page area-resized to that side. Scores:
 
 Moreno is scored twice: with the shipped PARAMS, and by leave-one-chapbook-out CV: for
 each chapbook, the PARAMS grid point that scores best on the other chapbooks (mean of
-recall>=2%, precision, text-page share and median IoU) is applied to it. The rules
+recall>=2%, precision, text-page share and median IoU) is applied to it. The early
+printed books (figures/early, library scans as published) get the same CV grouped by
+book, then per collection with the shipped PARAMS; bench/scans.py sets real pages on a
+scanner background with a chart, a label and a stamp, with exact boxes. The rules
 themselves were written while looking at these pages, so CV bounds the tuning, not the
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
 on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
@@ -33,7 +36,7 @@ import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -47,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BORDE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 SHEETS = Path("/tmp/figure_sheets")
 Box = tuple[float, float, float, float]
-GRID = {"seed_h": (4.0, 5.0, 6.0), "big": (0.4, 0.5, 0.6)}
+GRID = {"seed_h": (4.0, 5.0, 6.0), "big": (0.4, 0.5, 0.6), "small_h": (12.0, 16.0, 20.0)}
 PADS = (0.0, 0.01, 0.02, 0.03)
 
 
@@ -83,9 +86,11 @@ def load_preview(path: Path, side: int | None = None) -> Image.Image:
 @dataclass
 class Page:
     name: str
-    group: str  # chapbook number, or the source for other sets
+    group: str  # chapbook number, book, or the source for other sets
     truth: list[Box]  # fractions of the page
     preview: Image.Image | None = None
+    label: str = ""  # figures/early: illustration, decorative or text
+    ornaments: list[Box] = field(default_factory=list)  # figures/early: not wanted as crops
 
 
 def moreno_pages() -> list[Page]:
@@ -100,6 +105,21 @@ def moreno_pages() -> list[Page]:
                               float(r["y1"]) / h))
     return [Page(f, Path(f).stem.split("Moreno_")[1].split("_")[0], boxes)
             for f, boxes in sorted(rows.items())]
+
+
+def early_pages() -> list[Page]:
+    """The library scans of early printed books: pictures and ornaments boxed, by book."""
+    boxes: dict[str, list[tuple[str, Box]]] = defaultdict(list)
+    with open(DATA / "figures" / "early" / "regions.csv") as fh:
+        for r in csv.DictReader(fh):
+            w, h = float(r["width"]), float(r["height"])
+            boxes[r["file"]].append((r["kind"], (float(r["x0"]) / w, float(r["y0"]) / h,
+                                                 float(r["x1"]) / w, float(r["y1"]) / h)))
+    with open(DATA / "figures" / "early" / "pages.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return [Page(f"figures/early/{r['file']}", r["book"],
+                 [b for k, b in boxes[r["file"]] if k == "picture"], label=r["label"],
+                 ornaments=[b for k, b in boxes[r["file"]] if k == "ornament"]) for r in rows]
 
 
 def labelled_pages() -> list[tuple[str, str, Path]]:
@@ -179,8 +199,8 @@ def with_params(params: dict[str, float], fn: Callable[[], object]) -> object:
         F.PARAMS.update(old)
 
 
-def moreno_cv(pages: list[Page]) -> tuple[dict[str, float], Counter]:
-    """Leave-one-chapbook-out: tune PARAMS on the other chapbooks, score the held-out one."""
+def grouped_cv(pages: list[Page]) -> tuple[dict[str, float], Counter]:
+    """Leave one group out (a chapbook, a book): tune PARAMS on the others, score it."""
     combos = [dict(zip(GRID, v, strict=True)) for v in itertools.product(*GRID.values())]
     raw = [with_params({**c, "pad": 0.0}, lambda: [kept_boxes(p.preview) for p in pages])
            for c in combos]
@@ -290,15 +310,8 @@ def write_sheets(items: dict[str, list]) -> None:
               f"{len(bad)} pages with a miss, a false crop or IoU < 0.8 first")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description="Measure archive.figures on the shared pages.")
-    ap.add_argument("--quick", action="store_true", help="2 composites per cell, no sheets")
-    ap.add_argument("--per-cell", type=int, default=6, help="composites per layout x mode")
-    args = ap.parse_args()
-    cv2.setNumThreads(1)
-    sheets: dict[str, list] | None = None if args.quick else defaultdict(list)
-    print(f"preview side {preview_side()} px; PARAMS {F.PARAMS}")
-
+def report_moreno(sheets: dict[str, list] | None) -> list[float]:
+    """The chapbooks: grouped CV, the shipped PARAMS, other preview sizes; detector ms."""
     pages = moreno_pages()
     ms, found = [], []
     for p in pages:
@@ -310,10 +323,10 @@ def main() -> None:
         if sheets is not None:
             sheets["moreno"].append((Path(p.name).name, p.preview, p.truth, regions))
     shipped = score((p.truth, boxes) for p, boxes in zip(pages, found, strict=True))
-    cv, chosen = moreno_cv(pages)
+    cv, chosen = grouped_cv(pages)
     print(f"Moreno, leave-one-chapbook-out CV ({len({p.group for p in pages})} chapbooks, "
           f"{len(pages)} pages):\n  {fmt(cv)}")
-    print(f"  chosen ((seed_h, big), pad) per fold: {dict(chosen.most_common())}")
+    print(f"  chosen ((seed_h, big, small_h), pad) per fold: {dict(chosen.most_common())}")
     print(f"Moreno, shipped PARAMS (tuned on all of it):\n  {fmt(shipped)}")
     for side in (480, 720):  # held-out scans of other sizes give other preview sizes
         previews = [load_preview(DATA / p.name, side) for p in pages]
@@ -321,9 +334,96 @@ def main() -> None:
         size = previews[0].size
         print(f"Moreno decoded at preview side {side} ({size[0]}x{size[1]} px), shipped:"
               f"\n  {fmt(s)}")
+    return ms
 
-    comp = eval_composites(2 if args.quick else args.per_cell,
-                           None if sheets is None else sheets["composites"])
+
+def report_early(sheets: dict[str, list] | None) -> list[float]:
+    """Library scans of early printed books: leave-one-book-out CV, then per collection."""
+    pages = early_pages()
+    ms, found = [], []
+    for p in pages:
+        p.preview = load_preview(DATA / p.name)
+        t = time.process_time()
+        found.append(F.find(p.preview))
+        ms.append((time.process_time() - t) * 1000)
+        if sheets is not None:
+            sheets["early"].append((Path(p.name).name, p.preview, p.truth, found[-1].regions))
+    cv, chosen = grouped_cv(pages)
+    books = len({p.group for p in pages})
+    print(f"Early printed books as libraries publish them, leave-one-book-out CV ({books} "
+          f"books, {len(pages)} pages; ornament and decorative pages count as picture-free):"
+          f"\n  {fmt(cv)}")
+    print(f"  chosen ((seed_h, big, small_h), pad) per fold: {dict(chosen.most_common())}")
+    kept = [[r.box for r in f.regions if r.kept] for f in found]
+    by: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pages):
+        by["all"].append(i)
+        by[p.group.split(":")[0]].append(i)
+    print("  shipped PARAMS, per collection (text: pages labelled text with no crop; "
+          "decorative: pages of ornaments only with no crop; ornaments cropped):")
+    for key, idx in by.items():
+        s = score((pages[i].truth, kept[i]) for i in idx)
+        text = [not kept[i] for i in idx if pages[i].label == "text"]
+        deco = [not kept[i] for i in idx if pages[i].label == "decorative"]
+        orn = sum(any(iou(b, o) >= 0.5 for o in pages[i].ornaments) for i in idx for b in kept[i])
+        print(f"  {key}: {fmt({**s, 'text_pages': 0})}\n    text {_share(text)}  decorative "
+              f"{_share(deco)}  ornaments cropped {orn}")
+    stamps = sum(r.kind == "stamp" for f in found for r in f.regions)
+    outside = sum(r.reason == "outside_page" for f in found for r in f.regions)
+    inside = [area(f.page) for f in found]
+    print(f"  stamps found {stamps}; things outside the page listed {outside}; the page "
+          f"extent covers a median {np.median(inside):.0%} of the scan "
+          f"({sum(a < 0.98 for a in inside)} of {len(inside)} scans show more than the page)")
+    return ms
+
+
+def _share(flags: list[bool]) -> str:
+    return f"{sum(flags) / max(1, len(flags)):.3f} ({sum(flags)}/{len(flags)})"
+
+
+def report_scans(per_cell: int, sheets: dict[str, list] | None) -> list[float]:
+    """Real pages on a scanner background (bench/scans.py): the page, and nothing else."""
+    from bench import scans
+
+    by: dict[str, list] = defaultdict(list)
+    extents, ms = [], []
+    beside = Counter()
+    for sc in scans.build(per_cell=per_cell):
+        prev = sc.preview()
+        t = time.process_time()
+        found = F.find(prev)
+        ms.append((time.process_time() - t) * 1000)
+        boxes = [r.box for r in found.regions if r.kept]
+        for key in (sc.background, sc.source, "all"):
+            by[key].append((sc.boxes, boxes))
+        extents.append(iou(found.page, sc.page))
+        for name, obj in sc.others.items():
+            beside[name, "scans"] += 1
+            beside[name, "cropped"] += any(overlap(obj, b) > 0.3 for b in boxes)
+        if "stamp" in sc.others:
+            beside["stamp", "found"] += any(r.kind == "stamp" and iou(r.box, sc.others["stamp"])
+                                            >= 0.5 for r in found.regions)
+        beside["outside", "crops"] += sum(overlap(b, sc.page) < 0.5 for b in boxes)
+        if sheets is not None:
+            sheets["scans"].append((sc.name, prev, sc.boxes, found.regions))
+    print(f"Library scans made from real pages (bench/scans.py: {per_cell} per background x "
+          "page source; exact boxes):")
+    for key in (*scans.BACKGROUNDS, *scans.SOURCES, "all"):
+        print(f"  {key:9s} {fmt(score(by[key]))}")
+    ext = np.array(extents)
+    print(f"  page extent IoU: median {np.median(ext):.3f}, min {ext.min():.3f}, "
+          f"{(ext >= 0.9).mean():.0%} of scans >= 0.9; crops mostly outside the page: "
+          f"{beside['outside', 'crops']}")
+    print("  " + ", ".join(f"{name}: cropped in {beside[name, 'cropped']} of "
+                           f"{beside[name, 'scans']}"
+                           for name in ("chart", "label", "stamp", "facing page"))
+          + f"; stamps found as kind=stamp {beside['stamp', 'found']} of "
+            f"{beside['stamp', 'scans']}")
+    return ms
+
+
+def report_composites(per_cell: int, sheets: dict[str, list] | None) -> None:
+    comp = eval_composites(per_cell, None if sheets is None else sheets["composites"])
     print("Synthetic composites (exact boxes), shipped PARAMS:")
     for key in ("colour", "grey", "binarized", "all"):
         print(f"  {key:9s} {fmt(comp[key])}")
@@ -336,7 +436,9 @@ def main() -> None:
     caps = comp["captions"]
     print(f"  caption lines taken into a kept crop: {caps['in_crop']} of {caps['lines']}")
 
-    counts, flagged, ms2 = eval_labelled(None if sheets is None else sheets["text"])
+
+def report_labelled(sheets: dict[str, list] | None) -> list[float]:
+    counts, flagged, ms = eval_labelled(None if sheets is None else sheets["text"])
     print("Text pages with no kept crop; picture pages with >= 1 kept crop:")
     for key in sorted(counts):
         n, with_crop = counts[key]
@@ -345,10 +447,26 @@ def main() -> None:
         print(f"  {key:18s} {share:.3f} {what} ({n} pages)")
     if flagged:
         print(f"  DTA/OCR-D text pages with a kept crop: {', '.join(flagged)}")
-    ms_all = np.array(ms + ms2)
+    return ms
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Measure archive.figures on the shared pages.")
+    ap.add_argument("--quick", action="store_true", help="2 composites per cell, no sheets")
+    ap.add_argument("--per-cell", type=int, default=6, help="composites per layout x mode")
+    args = ap.parse_args()
+    cv2.setNumThreads(1)
+    sheets: dict[str, list] | None = None if args.quick else defaultdict(list)
+    print(f"preview side {preview_side()} px; PARAMS {F.PARAMS}")
+    ms = report_moreno(sheets)
+    ms += report_early(sheets)
+    report_composites(2 if args.quick else args.per_cell, sheets)
+    ms += report_scans(2 if args.quick else 4, sheets)
+    ms += report_labelled(sheets)
+    ms_all = np.array(ms)
     print(f"Detector CPU time per page, one core: p50 {np.percentile(ms_all, 50):.1f} ms, "
           f"p95 {np.percentile(ms_all, 95):.1f} ms, max {ms_all.max():.1f} ms "
-          f"({len(ms_all)} real pages)")
+          f"({len(ms_all)} pages)")
     if sheets is not None:
         write_sheets(sheets)
 

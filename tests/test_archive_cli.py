@@ -155,8 +155,10 @@ def test_full_disk_keeps_the_partial_and_resumes(pdf, tmp_path):
     reference = tmp_path / "ref.zip"
     assert run_cli(str(pdf), "-o", str(reference), "--size", "256").returncode == 0
     out = tmp_path / "o.zip"
+    # the disk fills after the first journal entry (8 pages): most crops now sit on the
+    # first pages of this magazine, so half the zip came before it
     full = run_cli(
-        str(pdf), "-o", str(out), "--size", "256", limit_bytes=reference.stat().st_size // 2
+        str(pdf), "-o", str(out), "--size", "256", limit_bytes=reference.stat().st_size * 3 // 4
     )
     assert_clear_error(full, "disk full", "--resume")
     partial = tmp_path / "o.zip.partial"

@@ -56,8 +56,12 @@ def test_page_mode_builds_the_documented_zip(mixed_pdf, tmp_path):
         manifest = list(csv.DictReader(io.StringIO(zf.read("manifest.csv").decode())))
         meta = [json.loads(x) for x in zf.read("metadata.jsonl").decode().splitlines()]
         assert list(manifest[0]) == [
-            "source", "page", "kept", "figures", "score", "reason", "width", "height", "ms",
+            "source", "page", "kept", "figures", "score", "reason", "width", "height",
+            "page_bbox", "ms",
         ]
+        for row in manifest:  # the page inside the scan, fractions of the displayed page
+            x0, y0, x1, y1 = (float(v) for v in row["page_bbox"].split())
+            assert 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1
         regions = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
         assert len(regions) == 12 and all(r["x1"] == r["y1"] == "1.0000" for r in regions)
         assert [int(r["page"]) for r in manifest] == list(range(1, 13))

@@ -187,7 +187,7 @@ def test_the_tab_rebuild_says_what_changed_and_regions_csv_says_the_curator_deci
     assert message.startswith(f"Rebuilt {path.name}: 1 crop(s) added and 1 removed by you")
     assert f"(the build had {review.items})" in message and str(path.parent) not in message
     rows = {(r["page"], r["index"]): r for r in region_rows(path)}
-    for i, reason in ((kept_one, "dropped by the curator"), (dropped_one, "kept by the curator")):
+    for i, reason in ((kept_one, "dropped_by_curator"), (dropped_one, "kept_by_curator")):
         r = review.shown[i]
         row = rows[(str(r.page), str(r.index))]
         assert row["reason"] == reason and row["finder_reason"] == r.reason

@@ -119,4 +119,4 @@ def test_one_progress_display_then_review_two_crops_and_the_rebuild_says_so(
     assert f"{added} recorte(s) añadidos y {2 - added} quitados" in said
     reasons = {f"{r['page']}#{r['index']}": r["reason"] for r in region_rows(curated)}
     for key in toggled:
-        assert reasons[key] == ("kept by the curator" if after[key] else "dropped by the curator")
+        assert reasons[key] == ("kept_by_curator" if after[key] else "dropped_by_curator")

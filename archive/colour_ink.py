@@ -1,0 +1,117 @@
+"""Coloured ink on a page: library stamps, and red or blue lines of text (rubrics).
+
+Why: a stamp is inked over or beside the print, in one colour (red, blue, violet) that is
+neither the paper's nor the printer's black. In grey it is just more ink, and it glues
+itself to the title or the woodcut it touches; in colour it stands apart. A rubric is a
+line of text in red or blue: text, which a picture's box must never take in.
+
+How: every colour is measured against the page's own paper (its median hue), so a cream,
+grey or white paper means the same. Coloured ink is clearly more saturated than the
+paper and darker than it. A stamp is a blob of coloured ink (its strokes closed over by
+about a text height), several text heights across, of one hue, and round or oval: almost
+none of its ink lies outside the ellipse inscribed in its box. A painted initial is
+square (ink in the corners) and a miniature has many hues, so neither is a stamp.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+Box = tuple[int, int, int, int]
+CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink
+PAPER_HUE = 35.0  # degrees: ink that far from the paper's own tint at most is brown, a stain
+ONE_HUE = 0.85  # mean resultant length of a stamp's hue angles (1: a single hue)
+OUTSIDE_ELLIPSE = 0.1  # most share of a stamp's blob outside its box's inscribed ellipse
+
+
+def coloured(rgb: np.ndarray, paper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mask of coloured ink, and every pixel's a/b offset from the paper (int16, 2 x H x W).
+
+    Coloured ink is darker than the paper, far from it in hue and more saturated than
+    it: black text on cream paper only looks bluer than the paper (it is less saturated),
+    and brown ink, foxing and stains go the paper's own way. ``paper`` marks the pixels
+    to take the paper's colour from.
+    """
+    lab = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)
+    if not paper.any():
+        paper = np.ones(paper.shape, bool)
+    pa, pb = _median(lab[..., 1][paper]) - 128, _median(lab[..., 2][paper]) - 128
+    a, b = lab[..., 1].astype(np.int16) - 128, lab[..., 2].astype(np.int16) - 128
+    ab = np.stack([a - pa, b - pb])
+    off2 = ab[0] * ab[0] + ab[1] * ab[1]
+    tint2 = pa * pa + pb * pb
+    own = np.sqrt((a * a + b * b).astype(np.float32))
+    mask = ((off2 >= CHROMA * CHROMA) & (own >= np.sqrt(tint2) + 5)
+            & (lab[..., 0] <= _median(lab[..., 0][paper]) - 8))
+    if tint2 >= 25:  # a tinted paper: ink that only deepens its tint is brown, or a stain
+        cos = (ab[0] * pa + ab[1] * pb) / np.sqrt(np.maximum(1, off2 * tint2).astype(np.float32))
+        mask &= cos <= np.cos(np.radians(PAPER_HUE))
+    return mask, ab
+
+
+def has_colour(rgb: np.ndarray, paper: np.ndarray) -> bool:
+    """Whether a page carries any coloured ink at all, from every fourth pixel each way:
+    most pages are black on paper, and they skip the rest."""
+    return bool(coloured(rgb[::4, ::4], paper[::4, ::4])[0].mean() >= 0.0005)
+
+
+def _median(values: np.ndarray) -> int:
+    """Median of uint8 values by their histogram."""
+    cum = np.cumsum(np.bincount(values, minlength=256))
+    return int(np.searchsorted(cum, cum[-1] / 2))
+
+
+def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
+    """Boxes (px) of the round or oval one-colour stamps among the coloured ink."""
+    if not mask.any():
+        return []
+    h, w = mask.shape
+    k = max(3, int(round(2 * th)) | 1)
+    blobs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    contours, _h = cv2.findContours(blobs, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = []
+    for c in contours:
+        x, y, bw, bh = cv2.boundingRect(c)
+        if min(bw, bh) < 5 * th or max(bw, bh) > 0.3 * max(h, w) or not 0.6 <= bw / bh <= 1.7:
+            continue
+        filled = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(filled, [c], -1, 1, thickness=cv2.FILLED, offset=(-x, -y))
+        ink = mask[y:y + bh, x:x + bw] & (filled > 0)
+        if _oval(filled > 0) and _one_hue(ab[:, y:y + bh, x:x + bw][:, ink]):
+            out.append((x, y, x + bw, y + bh))
+    return out
+
+
+def _one_hue(ab: np.ndarray) -> bool:
+    """The hue angles of the ink (its a/b offsets from the paper) nearly all agree."""
+    if not ab.size:
+        return False
+    angle = np.arctan2(ab[1], ab[0])
+    return float(np.hypot(np.cos(angle).mean(), np.sin(angle).mean())) >= ONE_HUE
+
+
+def _oval(blob: np.ndarray) -> bool:
+    """The filled blob is the ellipse inscribed in its box: hardly anything outside it (a
+    square has a fifth in its corners), most of it covered."""
+    h, w = blob.shape
+    yy, xx = np.ogrid[:h, :w]
+    inside = ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1.0
+    area = float(blob.sum())
+    return (float(blob[~inside].sum()) <= OUTSIDE_ELLIPSE * area
+            and float(blob[inside].sum()) >= 0.65 * float(inside.sum()))
+
+
+def rubrics(mask: np.ndarray, th: float) -> np.ndarray:
+    """Lines of coloured text: glyph-tall shapes of coloured ink that run on along a row.
+
+    A miniature's paint is broad areas, never a row of glyph-tall shapes, so it stays.
+    """
+    if not mask.any():
+        return np.zeros_like(mask)
+    k = max(3, int(round(1.5 * th)))
+    runs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((1, k), np.uint8))
+    n, lab, stats, _c = cv2.connectedComponentsWithStats(runs, connectivity=8)
+    line = (stats[:, 3] <= 2.5 * th) & (stats[:, 2] >= 5 * th) & (stats[:, 2] >= 3 * stats[:, 3])
+    line[0] = False
+    return line[lab]

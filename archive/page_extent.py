@@ -1,0 +1,216 @@
+"""Find the printed page inside a scan, before anyone looks for pictures on it.
+
+Why: libraries publish the scan as it was taken: the book on a dark cloth or a white
+card, the facing page's edge, a colour chart and a shelf-mark label beside it. None of
+that is a figure, and a finder that looks at the whole image crops it. Everything here
+is relative to the image itself (its own paper colour, its own size), with no model.
+
+How, on the reader's small preview:
+1. A grey-level closing as wide as a few text lines paints the text over with its paper,
+   so the page reads as one even tone; pictures stay darker patches inside it.
+2. Every bright, common tone is a paper candidate (the page, a white label, the facing
+   page); each gives a mask of pixels near its colour (lightness and hue), and the
+   candidate whose largest connected patch spans the most area is the page's paper. A
+   label or a chart lies apart from the page, on the background, so it is its own patch.
+3. The facing page of an open book shows as a strip beside the page, darker than the
+   page over its whole height (it curves away from the light): a side strip of columns
+   whose bright rows are still darker than the page's middle is cut off.
+4. When no background can be told from the paper (a page cropped to its edges, a white
+   page on white), the extent is the whole image.
+5. What lies on the background (a chart, a label, the facing page) is listed too, so a
+   curator can see what was left out: patches outside the page unlike the background.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from PIL import Image
+
+Box = tuple[float, float, float, float]
+WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
+_WORK_SIDE = 160  # px of the long side the extent is found at: 0.6% of the side is enough
+_MIN_SIDE = 16
+
+
+@dataclass(frozen=True)
+class Extent:
+    """The page's box and the boxes of what lies beside it (chart, label, facing page)."""
+
+    page: Box
+    outside: list[Box] = field(default_factory=list)
+
+
+def page_extent(img: Image.Image) -> Box:
+    """The printed page's box, in fractions of ``img``; the whole image when no page stands out."""
+    rgb = _rgb(img)
+    return WHOLE if rgb is None else find(rgb).page
+
+
+def find(pixels: np.ndarray) -> Extent:
+    """The page extent of a uint8 RGB (or grey) array, and what lies outside it."""
+    h, w = pixels.shape[:2]
+    if min(h, w) < _MIN_SIDE:
+        return Extent(WHOLE)
+    f = _WORK_SIDE / max(h, w)
+    if f < 0.75:
+        pixels = cv2.resize(pixels, (max(1, round(w * f)), max(1, round(h * f))),
+                            interpolation=cv2.INTER_AREA)
+    if pixels.ndim == 2:
+        pixels = np.repeat(pixels[..., None], 3, axis=2)
+    lab = _closed_lab(pixels)
+    h, w = lab.shape[:2]
+    found = _paper_patch(lab) or (0, 0, w, h)
+    box = _without_facing_page(lab[..., 0], found)
+    x0, y0, x1, y1 = box
+    return Extent((x0 / w, y0 / h, x1 / w, y1 / h),
+                  [(a / w, b / h, c / w, d / h) for a, b, c, d in _outside(lab, box)])
+
+
+def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+    """Things on the background: patches outside the page unlike the background's colour
+    (the median of the image's outer rim), each 0.2% of the image or more."""
+    h, w = lab.shape[:2]
+    x0, y0, x1, y1 = box
+    if (x0, y0, x1, y1) == (0, 0, w, h):
+        return []
+    bg = np.median(_rim(lab), axis=0).astype(np.int16)
+    diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > 40
+    diff[y0:y1, x0:x1] = False
+    mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    _n, _lab, stats, _c = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    return [(x, y, x + bw, y + bh) for x, y, bw, bh, a in stats[1:].tolist()
+            if a >= 0.002 * h * w]
+
+
+def _rgb(img: Image.Image) -> np.ndarray | None:
+    """The image as uint8 RGB; None when too small to hold a layout."""
+    if img.width < _MIN_SIDE or img.height < _MIN_SIDE:
+        return None
+    return np.asarray(img if img.mode == "RGB" else img.convert("RGB"))
+
+
+def _closed_lab(rgb: np.ndarray) -> np.ndarray:
+    """Lab of the image with dark strokes narrower than 1/48 of its side closed over."""
+    h, w = rgb.shape[:2]
+    k = max(3, (max(h, w) // 48) | 1)
+    closed = cv2.morphologyEx(rgb, cv2.MORPH_CLOSE,
+                              cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    return cv2.cvtColor(closed, cv2.COLOR_RGB2LAB)
+
+
+def _paper_levels(light: np.ndarray) -> list[int]:
+    """Lightness levels that are a local peak of the histogram and hold 5% of the pixels
+    (the four that hold most).
+
+    Very dark levels are never paper: a cloth or a cover is what they are.
+    """
+    hist = np.bincount(light.ravel(), minlength=256).astype(np.float64)
+    mass = np.convolve(hist, np.ones(17), "same") / light.size
+    smooth = np.convolve(hist, np.ones(5) / 5, "same")
+    peaks = [v for v in range(60, 254)
+             if smooth[v] >= smooth[max(0, v - 4):v + 5].max() and mass[v] >= 0.05]
+    return sorted(sorted(peaks, key=lambda v: -mass[v])[:4])  # the four commonest
+
+
+def _near(lab: np.ndarray, level: float) -> np.ndarray:
+    """Pixels of that paper's colour: a little lighter, or up to 30% darker (lighting, foxing),
+    and of its hue (a cream page is not a white card, nor a grey one)."""
+    light = lab[..., 0]
+    near = (light >= level - 8) & (light <= level + 8)
+    a, b = _median(lab[..., 1][near]), _median(lab[..., 2][near])
+    chroma = float(np.hypot(a - 128, b - 128))
+    tol = max(8.0, 0.6 * chroma)
+    da = lab[..., 1].astype(np.int16) - a
+    db = lab[..., 2].astype(np.int16) - b
+    mask = ((light >= 0.7 * level) & (light <= 1.1 * level + 8)
+            & (da * da + db * db <= tol * tol)).astype(np.uint8)
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+
+
+def _median(values: np.ndarray) -> int:
+    """Median of uint8 values by their histogram (a sort of a whole page costs more)."""
+    cum = np.cumsum(np.bincount(values, minlength=256))
+    return int(np.searchsorted(cum, cum[-1] / 2))
+
+
+def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
+    """The box (px) of the largest patch of any paper candidate; None when it is the image.
+
+    A tone that is the image's rim is the background (a white or grey card), a frame
+    around the page, not its paper; unless it fills the image, which the page then
+    does. A
+    patch under a fifth of the image is no page (a page that is all picture): the whole
+    image is safer than a guess.
+    """
+    h, w = lab.shape[:2]
+    best: tuple[int, tuple[int, int, int, int]] | None = None
+    for level in _paper_levels(lab[..., 0]):
+        mask = _near(lab, level)
+        n, _lab, stats, _c = cv2.connectedComponentsWithStats(mask, connectivity=4)
+        if n < 2:
+            continue
+        x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+        if _on_rim(mask):
+            if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
+                return None
+            continue
+        if best is None or bw * bh > best[0]:
+            best = (bw * bh, (x, y, x + bw, y + bh))
+    if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
+        return None
+    return best[1]
+
+
+def _rim(lab: np.ndarray) -> np.ndarray:
+    """The image's outer ring (2% of its short side), as Lab pixels."""
+    h, w = lab.shape[:2]
+    k = max(1, min(h, w) // 50)
+    return np.concatenate([lab[:k].reshape(-1, 3), lab[-k:].reshape(-1, 3),
+                           lab[:, :k].reshape(-1, 3), lab[:, -k:].reshape(-1, 3)])
+
+
+def _on_rim(mask: np.ndarray) -> bool:
+    """Whether a paper candidate covers most of the image's rim: then it is the background."""
+    h, w = mask.shape
+    k = max(1, min(h, w) // 50)
+    ring = np.concatenate([mask[:k].ravel(), mask[-k:].ravel(), mask[:, :k].ravel(),
+                           mask[:, -k:].ravel()])
+    return float(ring.mean()) >= 0.5
+
+
+def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
+                         ) -> tuple[int, int, int, int]:
+    """Cut a strip off each side whose bright part is darker than the page's middle.
+
+    Per column (then per row), the 80th percentile of the closed lightness: a picture
+    near the edge covers only part of a column, so its bright rows are paper; the facing
+    page, turned away from the light, is darker all the way down.
+    """
+    x0, y0, x1, y1 = box
+    for axis in (0, 1):
+        sub = light[y0:y1, x0:x1]
+        k = int(0.8 * (sub.shape[axis] - 1))
+        prof = np.partition(sub, k, axis=axis).take(k, axis=axis)
+        n = len(prof)
+        if n < 10:
+            continue
+        ref = float(np.median(prof[n // 4: 3 * n - 3 * n // 4]))
+        dark = prof < 0.9 * ref
+        lo = _run(dark)
+        hi = n - _run(dark[::-1])
+        lo = lo if 0.02 * n <= lo <= 0.4 * n else 0
+        hi = hi if 0.02 * n <= n - hi <= 0.4 * n else n
+        if axis == 0:
+            x0, x1 = x0 + lo, x0 + hi
+        else:
+            y0, y1 = y0 + lo, y0 + hi
+    return x0, y0, x1, y1
+
+
+def _run(flags: np.ndarray) -> int:
+    """Length of the run of True at the start."""
+    off = np.flatnonzero(~flags)
+    return int(off[0]) if len(off) else len(flags)

@@ -1,0 +1,182 @@
+"""Library scans as published: the page inside the scan, stamps, charts, labels, miniatures.
+
+Real pages of figures/early (CC0), and real shared pages set on a scanner background by
+bench/scans.py with exact boxes (numbers: python -m bench.figure_eval).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from archive import figures as F
+from archive import resize
+from archive.page_extent import page_extent
+from bench import figure_eval as E
+
+
+def early(shared_data: Path, name: str) -> tuple[E.Page, Image.Image]:
+    E.DATA = shared_data
+    page = next(p for p in E.early_pages() if p.name.endswith(name))
+    return page, E.load_preview(shared_data / page.name)
+
+
+def inside(box: tuple[float, ...], page: tuple[float, ...], slack: float = 0.01) -> bool:
+    return (box[0] >= page[0] - slack and box[1] >= page[1] - slack
+            and box[2] <= page[2] + slack and box[3] <= page[3] + slack)
+
+
+@pytest.mark.parametrize(("name", "background"), [
+    ("qun-607-5_00001-00179.pdf_page_13.jpg", "dark"),  # blue cloth, chart, label, facing page
+    ("bpt6k8711898c_f15.jpg", "dark"),  # the book's cover and its red page edges beside
+    ("bpt6k1514025q_f9.jpg", "light"),  # a light scan, a red stamp beside the woodcut
+    ("bpt6k15260973_f19.jpg", "plain"),  # cropped to the page
+])
+def test_the_page_extent_covers_the_page_and_no_crop_lies_outside(shared_data, name,
+                                                                    background):
+    page, preview = early(shared_data, name)
+    found = F.find(preview)
+    x0, y0, x1, y1 = found.page
+    if background == "plain":
+        assert (x1 - x0) * (y1 - y0) >= 0.95
+    else:
+        assert (x1 - x0) * (y1 - y0) < 0.98  # something beside the page was left out
+    for truth in page.truth:  # every picture lies inside the page extent
+        assert inside(truth, found.page), (truth, found.page)
+    kept = [r.box for r in found.regions if r.kept]
+    assert all(inside(b, found.page) for b in kept)
+    assert len(E.match(page.truth, kept)) == len(page.truth) == len(kept)  # a text page: none
+    assert all(not r.kept for r in found.regions if r.reason == "outside_page")
+
+
+def test_the_wolfenbuettel_page_drops_its_chart_label_and_facing_page(shared_data):
+    """The roundel is the crop; the chart and label under the page are outside it."""
+    page, preview = early(shared_data, "qun-607-5_00001-00179.pdf_page_13.jpg")
+    found = F.find(preview)
+    assert found.page[3] < 0.85 and found.page[0] > 0.05  # above the chart, right of the fold
+    kept = [r for r in found.regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0].box, page.truth[0]) >= 0.8
+    assert any(r.reason == "outside_page" and r.box[1] >= found.page[3] - 0.01
+               for r in found.regions)
+
+
+@pytest.mark.parametrize("background", ["dark", "grey", "white"])
+def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, background):
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    scan = scans.scan(background, "moreno", seed=3)
+    found = F.find(scan.preview())
+    assert E.iou(found.page, scan.page) >= 0.95
+    kept = [r.box for r in found.regions if r.kept]
+    for name in ("chart", "label"):
+        assert not any(E.overlap(scan.others[name], b) > 0.1 for b in kept), name
+    matched = E.match(scan.boxes, kept)
+    assert len(matched) == len(scan.boxes) == len(kept)
+
+
+def test_a_stamp_over_text_is_a_stamp_candidate_not_kept(shared_data):
+    """The BnF's red stamp beside the title page's woodcut (bpt6k1514025q f9)."""
+    page, preview = early(shared_data, "bpt6k1514025q_f9.jpg")
+    regions = F.candidates(preview)
+    stamps = [r for r in regions if r.kind == "stamp"]
+    assert len(stamps) == 1
+    stamp = stamps[0]
+    assert not stamp.kept and stamp.reason == "stamp" and stamp.score < F.REVIEW_FLOOR
+    assert 0.0 < stamp.box[0] < 0.12 and 0.55 < stamp.box[1] < 0.7  # where it is printed
+    kept = [r for r in regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0].box, page.truth[0]) >= 0.8
+    assert E.overlap(stamp.box, kept[0].box) < 0.1
+
+
+def test_a_stamp_inked_over_text_on_a_scan_is_found(shared_data):
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    scan = next(s for s in (scans.scan("grey", "text", seed=k) for k in range(20))
+                if "stamp" in s.others)
+    regions = F.candidates(scan.preview())
+    assert not any(r.kept for r in regions)
+    assert any(r.kind == "stamp" and E.iou(r.box, scan.others["stamp"]) >= 0.5
+               and not r.kept for r in regions)
+
+
+def test_two_stacked_miniatures_give_two_crops(shared_data):
+    """Two real painted miniatures (btv1b8626772v f21 and f23, each cut with the paper and
+    print around it) set one above the other with a strip of paper between: two crops."""
+    img_size = (700, 1000)
+    canvas = Image.new("RGB", img_size, (226, 214, 190))
+    truths, y = [], 40
+    for name in ("btv1b8626772v_f21.jpg", "btv1b8626772v_f23.jpg"):
+        page, _prev = early(shared_data, name)
+        with Image.open(shared_data / page.name) as im:
+            w, h = im.size
+            x0, y0, x1, y1 = max(page.truth, key=E.area)
+            box = (round(x0 * w) - 12, round(y0 * h) - 12, round(x1 * w) + 12, round(y1 * h) + 12)
+            cut = im.convert("RGB").crop(box)
+        cut.thumbnail((560, 430))
+        x = (img_size[0] - cut.width) // 2
+        canvas.paste(cut, (x, y))
+        s = cut.width / (box[2] - box[0])
+        truths.append(((x + 12 * s) / img_size[0], (y + 12 * s) / img_size[1],
+                       (x + cut.width - 12 * s) / img_size[0],
+                       (y + cut.height - 12 * s) / img_size[1]))
+        y += cut.height + 60  # a strip of paper between them
+    kept = [r.box for r in F.figures(E.render_preview(canvas))]
+    matched = E.match(truths, kept)
+    assert len(kept) == 2 and len(matched) == 2, (kept, truths)
+    assert all(v >= 0.8 for *_ij, v in matched)
+
+
+def test_a_miniature_crop_leaves_out_the_text_and_initial_under_it(shared_data):
+    """btv1b8626772v f23: the Virgin's miniature sits on an initial and two lines of text
+    set tight under it; the crop stops at the picture."""
+    page, preview = early(shared_data, "btv1b8626772v_f23.jpg")
+    kept = [r.box for r in F.figures(preview)]
+    matched = E.match(page.truth, kept)
+    assert len(matched) == len(page.truth) == len(kept) == 2
+    for i, j, v in matched:
+        assert v >= 0.85 and kept[j][3] <= page.truth[i][3] + 0.02
+
+
+def test_an_initial_beside_its_text_is_an_ornament(shared_data):
+    """btv1b8626772v f21: the painted initial under the miniature is not a crop."""
+    page, preview = early(shared_data, "btv1b8626772v_f21.jpg")
+    regions = F.candidates(preview)
+    kept = [r for r in regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0].box, page.truth[0]) >= 0.8
+    assert any(r.reason == "initial" and r.kind == "ornament" for r in regions)
+
+
+def test_reasons_are_codes_with_words(shared_data):
+    _page, preview = early(shared_data, "qun-607-5_00001-00179.pdf_page_13.jpg")
+    for r in F.candidates(preview):
+        assert r.reason == "" or r.reason in F.REASONS
+        assert r.kind in F.KINDS
+    assert F.reason_words("outside_page") == "outside the page"
+    assert F.reason_words("something new") == "something new"
+
+
+def test_resample_is_close_to_lanczos(shared_data):
+    """The area step + bicubic resize against PIL's LANCZOS on a real woodcut page."""
+    with Image.open(shared_data / "figures" / "early" / "images" /
+                    "bpt6k15260973_f47.jpg") as im:
+        img = im.convert("RGB")
+    for size in ((400, 640), (896, 1408)):  # a downscale past the area step, an upscale
+        ours = np.asarray(resize.resample(img, size), np.float64)
+        ref = np.asarray(img.resize(size, Image.Resampling.LANCZOS), np.float64)
+        psnr = 10 * np.log10(255.0**2 / ((ours - ref) ** 2).mean())
+        assert ours.shape == ref.shape and psnr >= 28, (size, psnr)
+
+
+def test_page_extent_of_odd_inputs():
+    assert page_extent(Image.new("RGB", (4, 4))) == (0.0, 0.0, 1.0, 1.0)
+    assert page_extent(Image.new("L", (300, 400), 255)) == (0.0, 0.0, 1.0, 1.0)
+    black = Image.new("RGB", (400, 300), (10, 10, 20))
+    black.paste((230, 220, 200), (100, 50, 300, 250))  # a page on a dark cloth
+    x0, y0, x1, y1 = page_extent(black)
+    assert abs(x0 - 0.25) < 0.02 and abs(x1 - 0.75) < 0.02
+    assert abs(y0 - 1 / 6) < 0.02 and abs(y1 - 5 / 6) < 0.02
