@@ -14,6 +14,7 @@ the same bytes as one.
 
 from __future__ import annotations
 
+import collections
 import math
 import multiprocessing
 import re
@@ -25,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 from archive import figures, ocr, printed_text
@@ -47,7 +49,15 @@ from archive.records import (
     moved,
     regions_csv,
 )
-from archive.resize import RESIZE_MODES, crop_box, encode_jpeg, fit, needed_size, paper_colour
+from archive.resize import (
+    RESIZE_MODES,
+    crop_array,
+    crop_box,
+    encode_jpeg,
+    fit_array,
+    needed_size,
+    paper_colour,
+)
 from archive.writer import DatasetWriter
 
 CHUNK = 4  # pages per worker task: amortises the IPC, and keeps the idle tail at the end short
@@ -318,19 +328,20 @@ def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> P
 
 def _cut(page: Page, items: list[Item], opts: Options) -> None:
     """Decode the page once, as large as its largest need, and make every item's bytes."""
-    img = page.full(_decode_need(page, [it.region.bbox for it in items], opts))
+    img = page.full_array(_decode_need(page, [it.region.bbox for it in items], opts))
     paper = paper_colour(page.preview) if opts.resize == "pad" else None
     for it in items:
         whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
-        crop = img if whole else crop_box(img, it.region.bbox)
-        fitted = fit(crop, opts.size, opts.resize, paper)
+        crop = img if whole else crop_array(img, it.region.bbox)
+        fitted = fit_array(crop, opts.size, opts.resize, paper)
         it.jpeg = encode_jpeg(fitted, opts.quality)
         # pHash looks at 32x32: the preview is plenty, and the same at any scan resolution
         it.region.phash = perceptual_hash(page.preview if whole
                                           else crop_box(page.preview, it.region.bbox))
         if opts.thumbnails:
-            fitted.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BILINEAR)
-            it.thumbnail = fitted
+            thumb = Image.fromarray(np.ascontiguousarray(fitted), "RGB")
+            thumb.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BILINEAR)
+            it.thumbnail = thumb
         del fitted, crop
     del img
 
@@ -343,7 +354,7 @@ def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:
     """
     if opts.unit != "figure" or not opts.printed_text or not items:
         return
-    words = printed_text.text_layer_words(page.doc[page.index])
+    words = [] if page.image_only else printed_text.text_layer_words(page.doc[page.index])
     if not words and opts.ocr and not opts.scan_only:
         items = [it for it in items if it.region.kept]
         if items:
@@ -438,27 +449,86 @@ Plan = list[tuple[Path, str, list[int]]]
 
 
 def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item]], None, None]:
-    """Every planned page's outcome, in order; owns the worker pool when there is one."""
-    pool = _pool(opts.workers) if opts.workers > 1 else None
+    """Every planned page's outcome, in order; owns the worker pool when there is one.
+
+    ``--workers N`` is N processes in all: this one and N - 1 in a pool. This one
+    works too, on a chunk of its own whenever the oldest chunk out in the pool is not
+    back yet, so two workers are two processes, not three (an idle parent with all the
+    imports cost 90 MB of RSS and left a core to share three ways).
+    """
+    pool = _pool(opts.workers - 1) if opts.workers > 1 else None
     filt = _make_filter(opts)
+    docs = _OwnDocs(opts.password)
     try:
         for path, source, indices in plan:
+            chunks = [indices[k : k + CHUNK] for k in range(0, len(indices), CHUNK)]
             if pool is None:
-                doc = open_pdf(path, opts.password)
-                try:
-                    for i in indices:
-                        yield process_page(doc, i, source, opts, filt)
-                finally:
-                    doc.close()
+                for chunk in chunks:
+                    yield from _own_chunk(docs, path, source, chunk, opts, filt)
                 continue
-            tasks = [(str(path), source, indices[k : k + CHUNK], opts)
-                     for k in range(0, len(indices), CHUNK)]
-            for results in pool.imap(_chunk_worker, tasks):
-                yield from results
+            yield from _shared(pool, opts.workers - 1, docs, path, source, chunks, opts, filt)
     finally:
+        docs.close()
         if pool is not None:
             pool.terminate()
             pool.join()
+
+
+AHEAD = 2  # chunks out in the pool per pool process: enough to keep it busy, no more
+
+
+def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: list[list[int]],
+            opts: Options, filt: PageFilter | None) -> Generator[tuple, None, None]:
+    """The chunks' outcomes in order, the pool's and this process's own interleaved.
+
+    At most ``AHEAD`` chunks per pool process are out at a time, and this process takes
+    a chunk only while the oldest one out is not back, so what waits here for its turn
+    stays a few chunks, whatever the PDF's length.
+    """
+    queue: collections.deque = collections.deque()  # in page order: AsyncResult or results
+    out = 0  # chunks in the pool, not yet yielded
+    k = 0
+    while k < len(chunks) or queue:
+        while k < len(chunks) and out < AHEAD * size:
+            queue.append(pool.apply_async(_chunk_worker, ((str(path), source, chunks[k], opts),)))
+            out, k = out + 1, k + 1
+        head = queue[0]
+        if isinstance(head, list) or head.ready():
+            queue.popleft()
+            if not isinstance(head, list):
+                out -= 1
+                head = head.get()
+            yield from head
+        elif k < len(chunks) and len(queue) < 2 * AHEAD * size:
+            queue.append(list(_own_chunk(docs, path, source, chunks[k], opts, filt)))
+            k += 1
+        else:
+            head.wait()
+
+
+class _OwnDocs:
+    """The PDF this process has open for its own chunks (one at a time)."""
+
+    def __init__(self, password: str | None) -> None:
+        self.password, self.path, self.doc = password, None, None
+
+    def get(self, path: Path):
+        if self.path != path:
+            self.close()
+            self.path, self.doc = path, open_pdf(path, self.password)
+        return self.doc
+
+    def close(self) -> None:
+        if self.doc is not None:
+            self.doc.close()
+        self.path, self.doc = None, None
+
+
+def _own_chunk(docs: _OwnDocs, path: Path, source: str, chunk: list[int], opts: Options,
+               filt: PageFilter | None) -> Generator[tuple, None, None]:
+    doc = docs.get(path)
+    for i in chunk:
+        yield process_page(doc, i, source, opts, filt)
 
 
 def own_peak_rss_mb() -> float:

@@ -72,23 +72,37 @@ def fit(
         raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
     if img.mode != "RGB":
         img = img.convert("RGB")
+    if mode == "pad" and paper is None:
+        paper = paper_colour(img)
+    return Image.fromarray(fit_array(np.asarray(img), size, mode, paper), "RGB")
+
+
+def fit_array(arr: np.ndarray, size: int = 1024, mode: str = "pad",
+              paper: tuple[int, int, int] | None = None) -> np.ndarray:
+    """``fit`` on an RGB array (a view into the decoded page is fine): the pipeline's
+    path, with no PIL copy of the page or the crop."""
+    if mode not in RESIZE_MODES:
+        raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
+    h, w = arr.shape[:2]
     if mode == "bucket":
-        bucket = nearest_bucket(img.width, img.height, size)
-        (rw, rh), (left, top) = cover_crop(img.width, img.height, bucket)
-        scaled = resample(img, (rw, rh))
-        return scaled.crop((left, top, left + bucket[0], top + bucket[1]))
+        bucket = nearest_bucket(w, h, size)
+        (rw, rh), (left, top) = cover_crop(w, h, bucket)
+        scaled = resample_array(arr, (rw, rh))
+        return scaled[top : top + bucket[1], left : left + bucket[0]]
     if mode == "stretch":
-        return resample(img, (size, size))
+        return resample_array(arr, (size, size))
     if mode == "crop":
-        side = min(img.width, img.height)
-        left, top = (img.width - side) // 2, (img.height - side) // 2
-        return resample(img.crop((left, top, left + side, top + side)), (size, size))
-    paper = paper or paper_colour(img)
-    scale = size / max(img.width, img.height)
-    w, h = max(1, round(img.width * scale)), max(1, round(img.height * scale))
-    inner = resample(img, (w, h))
-    canvas = Image.new("RGB", (size, size), paper)
-    canvas.paste(inner, ((size - w) // 2, (size - h) // 2))
+        side = min(w, h)
+        left, top = (w - side) // 2, (h - side) // 2
+        return resample_array(arr[top : top + side, left : left + side], (size, size))
+    if paper is None:
+        paper = paper_colour(Image.fromarray(np.ascontiguousarray(arr), "RGB"))
+    scale = size / max(w, h)
+    iw, ih = max(1, round(w * scale)), max(1, round(h * scale))
+    canvas = np.empty((size, size, 3), np.uint8)
+    canvas[:] = paper
+    x, y = (size - iw) // 2, (size - ih) // 2
+    canvas[y : y + ih, x : x + iw] = resample_array(arr, (iw, ih))
     return canvas
 
 
@@ -100,24 +114,44 @@ def resample(img: Image.Image, size: tuple[int, int]) -> Image.Image:
     (when it is larger than that), then bicubic."""
     if img.size == size:
         return img.copy()
-    arr = np.asarray(img)
-    w, h = size
-    if img.width > AREA_STEP * w or img.height > AREA_STEP * h:
-        near = (min(img.width, round(AREA_STEP * w)), min(img.height, round(AREA_STEP * h)))
+    return Image.fromarray(resample_array(np.asarray(img), size), "RGB")
+
+
+def resample_array(arr: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``resample`` on an array; the same array back when it already has the size."""
+    h, w = arr.shape[:2]
+    if (w, h) == size:
+        return arr
+    tw, th = size
+    if w > AREA_STEP * tw or h > AREA_STEP * th:
+        near = (min(w, round(AREA_STEP * tw)), min(h, round(AREA_STEP * th)))
         arr = cv2.resize(arr, near, interpolation=cv2.INTER_AREA)
-    return Image.fromarray(cv2.resize(arr, size, interpolation=cv2.INTER_CUBIC), "RGB")
+    return cv2.resize(arr, size, interpolation=cv2.INTER_CUBIC)
 
 
 def crop_box(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
     """The part of ``img`` inside ``box`` (fractions of the image), at least 1 px."""
-    w, h = img.size
+    return img.crop(_crop_px(img.size, box))
+
+
+def crop_array(arr: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+    """``crop_box`` on an array: a view, no copy."""
+    x0, y0, x1, y1 = _crop_px((arr.shape[1], arr.shape[0]), box)
+    return arr[y0:y1, x0:x1]
+
+
+def _crop_px(size: tuple[int, int], box: tuple[float, float, float, float]
+             ) -> tuple[int, int, int, int]:
+    w, h = size
     x0, y0 = min(w - 1, max(0, round(box[0] * w))), min(h - 1, max(0, round(box[1] * h)))
     x1, y1 = max(x0 + 1, min(w, round(box[2] * w))), max(y0 + 1, min(h, round(box[3] * h)))
-    return img.crop((x0, y0, x1, y1))
+    return x0, y0, x1, y1
 
 
-def encode_jpeg(img: Image.Image, quality: int = 92) -> bytes:
+def encode_jpeg(img: Image.Image | np.ndarray, quality: int = 92) -> bytes:
     """JPEG bytes; the same image always gives the same bytes, so resumes match."""
+    if isinstance(img, np.ndarray):
+        img = Image.fromarray(np.ascontiguousarray(img), "RGB")
     buf = io.BytesIO()
     img.save(buf, format="JPEG", quality=quality, optimize=False, progressive=False)
     return buf.getvalue()

@@ -108,13 +108,15 @@ def test_a_page_without_figures_is_decoded_only_for_its_preview(
     text = [p for p, _ in labelled_pages(shared_data) if "dta_text" in str(p)][:3]
     pdf = scans_pdf(tmp_path / "mix.pdf", [*text, two_figures[0]])
     decoded: list[int] = []
-    full = reader.Page.full
 
-    def counting(self, need=None):
-        decoded.append(self.number)
-        return full(self, need)
+    def counting(decode):
+        def counted(self, need=None):
+            decoded.append(self.number)
+            return decode(self, need)
+        return counted
 
-    monkeypatch.setattr(reader.Page, "full", counting)
+    for name in ("full", "full_array"):  # the crops are cut from full_array's pixels
+        monkeypatch.setattr(reader.Page, name, counting(getattr(reader.Page, name)))
     report = archive.build_dataset([pdf], tmp_path / "ds.zip", size=128)
     assert decoded == [4] and report.items == 2
 

@@ -227,3 +227,37 @@ def test_kept_scan_is_decoded_no_larger_than_its_resize_mode_needs(pages, tmp_pa
     pil = Image.open(io.BytesIO(page.jpeg))
     pil.draft("RGB", reader._draft_size(pil.width, pil.height))
     assert page.preview.tobytes() == pil.convert("RGB").tobytes()
+
+
+def test_the_decoded_array_is_the_decoded_image_at_every_rotation(pages, tmp_path):
+    """The crops are cut from ``full_array``: the same pixels as ``full``, turned as shown."""
+    import numpy as np
+
+    from archive import reader
+
+    portrait = next(p for p, label in pages if "/DRAW/atrium-34" in str(p))
+    for turn in (0, 90, 180, 270):
+        doc = reader.open_pdf(scans_pdf(tmp_path / f"r{turn}.pdf", [portrait], rotate=turn))
+        page = reader.read_page(doc, 0)
+        assert page.jpeg is not None and page.image_only
+        for need in (None, (page.width // 3, page.height // 3)):
+            assert np.array_equal(page.full_array(need), np.asarray(page.full(need)))
+        doc.close()
+
+
+def test_perceptual_hash_is_imagehash_phash(pages):
+    """Our pHash (a matrix DCT, no scipy import) gives imagehash.phash's bits."""
+    import imagehash
+
+    from archive.dedup import perceptual_hash
+
+    crops = 0
+    for path, _label in pages[::7]:
+        img = Image.open(path).convert("RGB")
+        img.thumbnail((250, 250))  # under 2 x _HASH_SIDE: hashed as it is
+        w, h = img.size
+        for box in ((0, 0, w, h), (w // 5, h // 7, w * 3 // 4, h // 2)):
+            crop = img.crop(box)
+            assert perceptual_hash(crop) == str(imagehash.phash(crop.convert("L")))
+            crops += 1
+    assert crops >= 20
