@@ -23,6 +23,7 @@ CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink
 PAPER_HUE = 35.0  # degrees: ink that far from the paper's own tint at most is brown, a stain
 ONE_HUE = 0.85  # mean resultant length of a stamp's hue angles (1: a single hue)
 OUTSIDE_ELLIPSE = 0.1  # most share of a stamp's blob outside its box's inscribed ellipse
+MIN_GLYPHS = 3  # separate shapes in a run of coloured ink that make it a line of text
 
 
 def coloured(rgb: np.ndarray, paper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -106,12 +107,18 @@ def rubrics(mask: np.ndarray, th: float) -> np.ndarray:
     """Lines of coloured text: glyph-tall shapes of coloured ink that run on along a row.
 
     A miniature's paint is broad areas, never a row of glyph-tall shapes, so it stays.
+    A coloured rule, or the edge of a coloured frame, is one long thin shape: no text.
     """
     if not mask.any():
         return np.zeros_like(mask)
     k = max(3, int(round(1.5 * th)))
     runs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((1, k), np.uint8))
     n, lab, stats, _c = cv2.connectedComponentsWithStats(runs, connectivity=8)
-    line = (stats[:, 3] <= 2.5 * th) & (stats[:, 2] >= 5 * th) & (stats[:, 2] >= 3 * stats[:, 3])
+    line = ((stats[:, 3] <= 2.5 * th) & (stats[:, 3] >= 0.5 * th) & (stats[:, 2] >= 5 * th)
+            & (stats[:, 2] >= 3 * stats[:, 3]))
     line[0] = False
+    if line.any():  # glyphs: a line of text is several shapes, a rule one
+        g, glab = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
+        pairs = np.unique(np.stack([lab[mask], glab[mask]]), axis=1)
+        line &= np.bincount(pairs[0], minlength=n) >= MIN_GLYPHS
     return line[lab]

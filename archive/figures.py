@@ -293,7 +293,9 @@ def _boxes(ink: _Ink) -> list[Box]:
     out: list[Box] = []
     for b in boxes:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
-        for part in [b] if speck else _parts(b, ink):
+        # a frame or band symmetric both ways is one ornament with whatever it holds
+        # (a boxed table of contents): it is not cut where the text inside it runs
+        for part in [b] if speck or _ornament(b, ink) else _parts(b, ink):
             # mirror halves are one ornament (a tailpiece's wings), never two pictures
             whole = speck or _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
@@ -770,6 +772,8 @@ def _faint(box: Box, ink: _Ink) -> bool:
     """A stain or show-through: hardly any strong ink, and even its darkest is pale (a
     photograph's shadows go deep)."""
     x0, y0, x1, y1 = box
+    if ink.binary:  # paper exactly white: no show-through or foxing to be faint with
+        return False
     return (float(ink.strong[y0:y1, x0:x1].mean()) < 0.03
             and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
 

@@ -19,6 +19,7 @@ How, on the reader's small preview:
    page on white), the extent is the whole image.
 5. What lies on the background (a chart, a label, the facing page) is listed too, so a
    curator can see what was left out: patches outside the page unlike the background.
+   More than a few of them (``MAX_BESIDE``) say the image is a page of its own layout.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ Box = tuple[float, float, float, float]
 WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
 _WORK_SIDE = 160  # px of the long side the extent is found at: 0.6% of the side is enough
 _MIN_SIDE = 16
+# Beside a page on a scanner's bed lie a few things: the facing page, a colour chart (its
+# patches apart), a label, a ruler, a stamp; at most 7 in the library-scan composites, 4
+# on the early books. A "page" with more things around it is a patch of a diagram or a
+# photograph that fills the image, and the image is the page.
+MAX_BESIDE = 8
 
 
 @dataclass(frozen=True)
@@ -64,9 +70,12 @@ def find(pixels: np.ndarray) -> Extent:
     h, w = lab.shape[:2]
     found = _paper_patch(lab) or (0, 0, w, h)
     box = _without_facing_page(lab[..., 0], found)
+    beside = _outside(lab, box)
+    if len(beside) > MAX_BESIDE:  # a layout of its own (a diagram, a photo), not a scan bed
+        return Extent(WHOLE)
     x0, y0, x1, y1 = box
     return Extent((x0 / w, y0 / h, x1 / w, y1 / h),
-                  [(a / w, b / h, c / w, d / h) for a, b, c, d in _outside(lab, box)])
+                  [(a / w, b / h, c / w, d / h) for a, b, c, d in beside])
 
 
 def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
