@@ -703,7 +703,14 @@ def _pool(workers: int):
     (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
     """
     method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
-    return multiprocessing.get_context(method).Pool(workers)
+    return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
+
+
+def _one_thread() -> None:
+    """A worker process is one of N sharing the cores: OpenCV's own threads only contend."""
+    import cv2
+
+    cv2.setNumThreads(1)
 
 
 def build_dataset(
