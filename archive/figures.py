@@ -604,6 +604,28 @@ def _big_share(box: Box, ink: _Ink) -> float:
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
+def _table(box: Box, ink: _Ink) -> bool:
+    """A table or a form: rules across its whole width, three or more, and between them
+    glyphs only (by their faint ink as well). A drawing's lines run every way and end
+    inside it; a picture framed by rules keeps its own big shapes inside the frame."""
+    x0, y0, x1, y1 = box
+    s = ink.strong[y0:y1, x0:x1].astype(np.uint8)
+    k = max(3, int(round(4 * ink.th)))
+    across = cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((1, k), np.uint8))
+    rows = across.sum(axis=1) >= 0.8 * (x1 - x0)
+    if len(_runs(rows, 1)) < 3:
+        return False
+    lines = across | cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((k, 1), np.uint8))
+    # the rest by its faint ink too: a painting's shades join into broad shapes, glyphs don't
+    rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, np.ones((3, 3), np.uint8))
+    n = int(rest.sum())
+    if not n:
+        return False
+    _n, _lab, stats, _c = cv2.connectedComponentsWithStats(rest, connectivity=8)
+    tall = stats[1:, 3] > 2.5 * ink.th
+    return float(stats[1:, 4][tall].sum()) < (1 - PARAMS["big"]) * n
+
+
 def _line_art(box: Box, ink: _Ink) -> bool:
     """A binarized line drawing: resized to the preview its thin lines turn grey, not black.
 
@@ -809,6 +831,8 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
         return region(0.25 * big, "engraving", "text_block")
+    if _table(box, ink):
+        return region(0.1, "engraving", "text_block")
     big = max(big, PARAMS["big"])
     if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
         return region(0.1, "engraving", "lettering")
