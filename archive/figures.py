@@ -615,7 +615,10 @@ def _table(box: Box, ink: _Ink) -> bool:
     rows = across.sum(axis=1) >= 0.8 * (x1 - x0)
     if len(_runs(rows, 1)) < 3:
         return False
-    lines = across | cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((k, 1), np.uint8))
+    down = cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((k, 1), np.uint8))
+    cols = down.sum(axis=0) >= 0.8 * (y1 - y0)
+    # only the rules that run the whole box go: a hatched picture's strokes stay its own
+    lines = (across * rows[:, None].astype(np.uint8)) | (down * cols[None, :].astype(np.uint8))
     # the rest by its faint ink too: a painting's shades join into broad shapes, glyphs don't
     rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, np.ones((3, 3), np.uint8))
     n = int(rest.sum())
