@@ -30,6 +30,8 @@ from transformers import (
 )
 from transformers.utils import ModelOutput
 
+from vet.open_set import neighbour_share
+
 # (repeats, kernel, stride, expand_ratio, in_channels, out_channels) per stage of Lite0.
 LITE0_STAGES: list[list[int]] = [
     [1, 3, 1, 1, 32, 16],
@@ -333,8 +335,6 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
         dist = self.mahalanobis(pooled)
         share = None
         if ref_pooled is not None and getattr(self, "knn_memory", None) is not None:
-            from vet.open_set import neighbour_share
-
             memory = {"center": self.knn_center, "projection": self.knn_projection,
                       "memory": self.knn_memory, "labels": self.knn_labels}
             share = neighbour_share(memory, ref_pooled, logits.shape[1], self.config.knn_k)
