@@ -111,10 +111,10 @@ def test_heatmap_has_the_photo_size_and_marks_some_region(tmp_path):
         from vet.imaging import to_tensor
 
         top = int(model(pixel_values=to_tensor([img])).logits.argmax())
-        cam = grad_cam(model, img, top)
-    assert cam.shape == (224, 224) and cam.min() >= 0.0 and cam.max() <= 1.0
+        cam, box = grad_cam(model, img, top)
+    assert cam.min() >= 0.0 and cam.max() <= 1.0
     assert cam.max() - cam.min() > 0.1
-    out = overlay(img, cam)
+    out = overlay(img, cam, box)
     assert out.size == img.size and out.mode == "RGB"
     assert np.abs(np.asarray(out, float) - np.asarray(img, float)).max() > 20
 

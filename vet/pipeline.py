@@ -22,19 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import torch
 from PIL import Image
 
-from vet.gate import (
-    SPECIES_CLASSES,
-    animal_mass,
-    farm_mass,
-    guess_species,
-    is_livestock,
-    species_scores,
-)
-from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor
+from vet.gate import animal_mass, farm_mass, is_livestock, species_scores
+from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor, view_counts
 from vet.labels import answer_columns, answer_logits, answer_sums
 from vet.labels import base as base_label
+from vet.species import SPECIES
 
 CONDITIONS_FILE = Path(__file__).with_name("conditions.json")
 # Calibrated top-1 below this is "uncertain". With it (and the open-set threshold at the
@@ -193,6 +188,7 @@ def decide(
     neighbour_min: float | None = None,
     energy: float | None = None,
     energy_min: float | None = None,
+    species_probs: Any = None,
     min_confidence: float = MIN_CONFIDENCE,
 ) -> Triage:
     """Turn the model's outputs for one photo into a Triage: the first rule of ``RULES``
@@ -202,10 +198,12 @@ def decide(
     features) in each answer label; an answer whose share is under
     ``neighbour_min`` is withheld. ``energy`` under ``energy_min`` counts as
     unlike the training photos, as a distance over ``ood_threshold`` does.
+    ``species_probs`` (the model's species head, ``SPECIES`` order) replaces the
+    ImageNet species mass where the model has one.
     """
     photo = look(name, cond_probs, labels, imagenet_probs, prototype_similarity, threshold,
                  ood_distance, ood_threshold, neighbours, neighbour_min, energy, energy_min,
-                 min_confidence)
+                 species_probs, min_confidence)
     for rule in RULES:
         verdict = rule(photo)
         if verdict is not None:
@@ -217,12 +215,16 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
          prototype_similarity: float | None, threshold: float | None,
          ood_distance: float | None, ood_threshold: float | None,
          neighbours: dict[str, float] | None, neighbour_min: float | None,
-         energy: float | None, energy_min: float | None, min_confidence: float) -> Photo:
+         energy: float | None, energy_min: float | None, species_probs: Any,
+         min_confidence: float) -> Photo:
     """The facts the rules read: gate, species scope, what may be named, open-set flags."""
-    species, species_p = guess_species(imagenet_probs)
+    mass = (species_scores(imagenet_probs, SPECIES) if species_probs is None
+            else torch.as_tensor(species_probs, dtype=torch.float32))
+    k = int(mass.argmax())
+    species, species_p = SPECIES[k], float(mass[k])
     like_training = (prototype_similarity is not None and threshold is not None
                      and prototype_similarity >= threshold)
-    scope = species_in_scope(imagenet_probs, like_training)
+    scope = species_in_scope(mass, like_training)
     probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     allowed = sorted((c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))),
                      key=lambda c: -probs[c])
@@ -374,7 +376,7 @@ RULES: tuple[Rule, ...] = (not_livestock, species_scope, fmd_alert, unlike_train
                            no_sign_for_species, few_neighbours, species_doubt, low_confidence)
 
 
-def species_in_scope(imagenet_probs: Any, like_training: bool) -> set[str]:
+def species_in_scope(mass: Any, like_training: bool) -> set[str]:
     """The species a condition must apply to before it may be named.
 
     A confident non-cattle guess (or any non-cattle guess on a photo unlike the
@@ -382,9 +384,9 @@ def species_in_scope(imagenet_probs: Any, like_training: bool) -> set[str]:
     answer is for cattle, and the best species guess (if fair, or a bird) plus every other farm
     species that holds a real share of the ImageNet probability is added, so a
     cattle-only condition is never named on a photo that may well show a pig.
+    ``mass`` is per species in ``SPECIES`` order (the species head, or ImageNet's).
     """
-    names = tuple(SPECIES_CLASSES)
-    mass = species_scores(imagenet_probs, names)
+    names = SPECIES
     k = int(mass.argmax())
     top, top_p = names[k], float(mass[k])
     if top != CATTLE and top_p >= SPECIES_MIN and (top_p >= SPECIES_CONFIDENT
@@ -490,6 +492,7 @@ class DecideArgs(NamedTuple):
     neighbour_min: float | None
     energy: float | None
     energy_min: float | None
+    species_probs: Any = None
 
 
 def decide_args(config: Any, out: Any) -> list[DecideArgs]:
@@ -505,11 +508,25 @@ def decide_args(config: Any, out: Any) -> list[DecideArgs]:
     thr, ood_thr, knn_thr, e_thr = (getattr(config, k, None) for k in
                                     ("prototype_threshold", "ood_threshold", "knn_threshold",
                                      "energy_threshold"))
+    species = getattr(out, "species_probs", None)
     return [DecideArgs(cond[j].tolist(), labels, ref[j],
                        None if sims is None else float(sims[j]), thr,
                        None if dists is None else float(dists[j]), ood_thr,
-                       shares[j] if shares else None, knn_thr, float(energy[j]), e_thr)
+                       shares[j] if shares else None, knn_thr, float(energy[j]), e_thr,
+                       None if species is None else species[j].float())
             for j in range(len(cond))]
+
+
+def per_photo(out: Any, counts: list[int]) -> Any:
+    """One row per photo: a photo seen as several covering crops gets their mean."""
+    if all(c == 1 for c in counts):
+        return out
+    fields = {}
+    for k, v in out.items():
+        if isinstance(v, torch.Tensor) and v.dim() and len(v) == sum(counts):
+            v = torch.stack([p.float().mean(0) for p in torch.split(v, counts)])
+        fields[k] = v
+    return type(out)(**fields)
 
 
 def triage_many(
@@ -542,8 +559,9 @@ def triage_many(
 
         def run(m, chunk=chunk):
             size = int(getattr(m.config, "image_size", 224))
-            x = to_tensor([img for _, _, img in chunk], size)
-            out = m(pixel_values=x)
+            fit = getattr(m.config, "image_fit", "crop")
+            imgs = [img for _, _, img in chunk]
+            out = per_photo(m(pixel_values=to_tensor(imgs, size, fit)), view_counts(imgs, fit))
             answers = []
             for j, ((_, name, img), args) in enumerate(zip(chunk, decide_args(m.config, out),
                                                            strict=True)):
@@ -555,7 +573,7 @@ def triage_many(
                     trained = [m.config.id2label[k] for k in range(out.logits.shape[1])]
                     cols = answer_columns(trained, labels)[labels.index(t.condition)]
                     k = max(cols, key=lambda c: float(out.logits[j, c]))  # its likeliest part
-                    t.heatmap = overlay(img, grad_cam(m, img, k, size))
+                    t.heatmap = overlay(img, *grad_cam(m, img, k, size, fit))
                 answers.append(t)
             return answers
 

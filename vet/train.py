@@ -49,15 +49,18 @@ from vet.open_set import (
     open_set_stats,
     prototypes,
 )
+from vet.species import SPECIES, fit_species_head, prior_logits, species_probs
 from vet.train_data import (  # noqa: F401 - re-exported: tests and benches import them here
     Item,
     advance,
     assign_folds,
     build_cache,
     collect,
+    collect_species,
     drop_rare_classes,
     merge_duplicate_groups,
     parse_clusters,
+    species_name,
     split_by_source,
     subclusters,
     write_test_split,
@@ -221,6 +224,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dump-folds", default=None,
                     help="write each fold's validation and test logits here (npz)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    ap.add_argument("--fit", choices=("crop", "letterbox"), default="letterbox",
+                    help="how a photo becomes the square input: the whole photo letterboxed "
+                         "(default) or the centre square")
+    ap.add_argument("--species", action="append", default=[], metavar="CSV",
+                    help="licensed photos labelled by species (file,species,source_group), "
+                         "for the species head beside the condition photos (repeatable)")
+    ap.add_argument("--species-bound", type=float, default=3.0,
+                    help="largest change the species head makes to a species' log-odds")
     return ap.parse_args(argv)
 
 
@@ -273,10 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cv:
         cv.append(fold.res)
     extras = fit_open_set(args, data, fold)
+    species = fit_species(args, data, fold)
     out = Path(args.output)
     save_model(fold.model, data.labels, args.branch_from, fold.res["temperature"], args.size,
                out, *extras["prototypes"], data.answer, extras["ood"], extras["knn"],
-               fold.res.get("energy_threshold"))
+               fold.res.get("energy_threshold"), species, args.fit)
     write_report(args, data, fold, cv, out, time.time() - t0)
     return 0
 
@@ -322,11 +334,12 @@ def load_data(args: argparse.Namespace) -> Data:
 def cached_features(args: argparse.Namespace, items: list[Item]) -> dict[str, torch.Tensor]:
     """Frozen features at ``--branch-from``, built once and kept in ``--cache-dir``."""
     cache = build_cache(items, min(args.cache_block, args.branch_from), args.size,
-                        Path(args.cache_dir))
+                        Path(args.cache_dir), args.fit)
     if args.branch_from > args.cache_block:
         adv = Path(args.cache_dir) / (
             f"adv_{hashlib.sha1(str([str(i.path) for i in items]).encode()).hexdigest()[:12]}"
-            f"_{args.size}_{args.cache_block}_{args.branch_from}.pt")
+            f"_{args.size}_{args.cache_block}_{args.branch_from}"
+            f"{'' if args.fit == 'crop' else '_' + args.fit}.pt")
         if adv.is_file():
             cache["feats"] = torch.load(adv)
         else:
@@ -395,6 +408,46 @@ def fit_open_set(args: argparse.Namespace, data: Data, fold: Fold) -> dict[str, 
     return {"prototypes": (protos, threshold), "ood": ood, "knn": knn}
 
 
+def fit_species(args: argparse.Namespace, data: Data, fold: Fold) -> dict[str, Any] | None:
+    """The species head (``vet.species``) on licensed photos only: the condition photos of
+    the training folds (cattle, the licensed pigs), the ``--species`` photos and the
+    labelled rows left out of the condition classes (the licensed goats), split by group
+    with the same folds; held-out top-1 per species goes into the report."""
+    if not args.species:
+        return None
+    seen = {str(it.path) for it in data.items}
+    more = [it for src in args.species for it in collect_species(src)]
+    more += [Item(it.path, species_name(it.species), it.group, True, it.source, it.species)
+             for it in collect(args.data if len(args.data) > 1 else args.data[0])
+             if str(it.path) not in seen and it.species not in ("cattle", "unknown")]
+    cache = cached_features(args, more)
+    more = [more[i] for i in cache["index"].tolist()]
+    folds = assign_folds(more, args.folds, args.seed)
+    tr2, va2, te2 = fold_split(folds, args.test_fold, args.folds)
+    feats, b = data.cache["feats"], args.branch_from
+
+    def part(idx: np.ndarray, idx2: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        x = torch.cat([imagenet_pooled(feats, idx, b), imagenet_pooled(cache["feats"], idx2, b)])
+        p = torch.cat([data.cache["ref_probs"][idx].float(), cache["ref_probs"][idx2].float()])
+        y = [species_name(data.items[i].species) for i in idx] + [more[i].label for i in idx2]
+        return x, p, np.array([SPECIES.index(s) for s in y])
+
+    train = part(fold.train, tr2)
+    head = fit_species_head(*train, bound=args.species_bound, seed=args.seed)
+    x, p, y = part(np.concatenate([fold.val, fold.test]), np.concatenate([va2, te2]))
+    pred = species_probs(p, x, head["weight"], head["bias"], head["trained"],
+                         head["bound"]).argmax(-1).numpy()
+    base_pred = prior_logits(p).argmax(-1).numpy()
+    counts = Counter(SPECIES[k] for k in train[2].tolist())
+    fold.res["species_head"] = {
+        "bound": args.species_bound, "trained_on": dict(counts),
+        "held_out": {SPECIES[k]: {"n": int((y == k).sum()),
+                                  "top1": float((pred[y == k] == k).mean()),
+                                  "top1_imagenet_only": float((base_pred[y == k] == k).mean())}
+                     for k in sorted(set(y.tolist()))}}
+    return head
+
+
 def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict],
                  out: Path, seconds: float) -> None:
     """metrics.json, the split files and the model card; the summary on the console."""
@@ -459,7 +512,8 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
                answer: list[str] | None = None, ood: dict | None = None,
-               knn: dict | None = None, energy_min: float | None = None) -> None:
+               knn: dict | None = None, energy_min: float | None = None,
+               species: dict | None = None, fit: str = "crop") -> None:
     """Write the fine-tuned model with the ImageNet reference tail, stored as float16."""
     from vet.convert import vet_model_from_imagenet
 
@@ -479,6 +533,13 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
         attach_neighbours(full, knn["memory"], knn["k"], knn["threshold"])
     if energy_min is not None:
         full.config.energy_threshold = energy_min
+    if species is not None:
+        full.config.species_head = len(SPECIES)
+        full.config.species_labels = list(SPECIES)
+        full.config.species_bound = species["bound"]
+        for name in ("weight", "bias", "trained"):
+            full.register_buffer(f"species_{name}", species[name].clone())
+    full.config.image_fit = fit
     full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
     full.half().save_pretrained(out, safe_serialization=True)
