@@ -37,10 +37,12 @@ def load(views: Path, name: str, fit: str) -> dict | None:
     return torch.load(p) if p.is_file() else None
 
 
-def outputs(d: dict, head: dict | None) -> SimpleNamespace:
+def outputs(d: dict, head: dict | str | None) -> SimpleNamespace:
     ref = d["reference_logits"].float()
     sp = None
-    if head is not None:
+    if head == "model":  # the species head the model itself ships
+        sp = d["species_probs"].float()
+    elif head is not None:
         sp = species_probs(ref.softmax(-1), d["reference_pooled"], head["weight"], head["bias"],
                            head["trained"], head["bound"])
     return SimpleNamespace(logits=d["logits"].float(), reference_logits=ref,
@@ -76,12 +78,10 @@ def tally(ts: list, truths: list[str]) -> dict:
                                           for t in ts) / n, 3)}
 
 
-def species_top1(d: dict, head: dict | None) -> dict:
-    ref = d["reference_logits"].float().softmax(-1)
-    out = outputs(d, head)
-    from vet.gate import species_scores
+def species_top1(cfg, d: dict, head: dict | None) -> dict:
+    from vet.pipeline import species_evidence
 
-    mass = out.species_probs if head is not None else species_scores(ref, SPECIES)
+    mass = torch.stack([species_evidence(a) for a in decide_args(cfg, outputs(d, head))])
     six = mass[:, [SPECIES.index(s) for s in SIX]]
     pred = [SIX[k] for k in six.argmax(-1).tolist()]
     res = {s: round(float(np.mean([p == s for p, y in zip(pred, d["labels"], strict=True)
@@ -117,13 +117,17 @@ def main() -> int:
     ap.add_argument("--views", default="/tmp/vet_views")
     ap.add_argument("--fits", default="crop,letterbox,crops")
     ap.add_argument("--bound", type=float, default=3.0)
+    ap.add_argument("--model-head", action="store_true",
+                    help="use the model's own species head (views cached from that model)")
     args = ap.parse_args()
     cfg = EfficientNetLiteConfig.from_pretrained(args.model)
     views = Path(args.views)
     for fit in args.fits.split(","):
         head = None
         tr_fit = "letterbox" if fit == "letterbox" else "crop"
-        if load(views, "licensed_species", tr_fit) is not None:
+        if args.model_head:
+            head = "model"
+        elif load(views, "licensed_species", tr_fit) is not None:
             x, p, y, held = licensed_training(views, tr_fit)
             head = fit_species_head(x, p, y, bound=args.bound)
             hp = species_probs(held["p"], held["x"], head["weight"], head["bias"],
@@ -147,9 +151,9 @@ def main() -> int:
                 print(f"[{fit}] {name} ({tag}): {tally(triages(cfg, d, h), truths)}")
         d = load(views, "species_val", fit)
         if d is not None:
-            print(f"[{fit}] species top-1 (imagenet): {species_top1(d, None)}")
+            print(f"[{fit}] species top-1 (imagenet): {species_top1(cfg, d, None)}")
             if head is not None:
-                print(f"[{fit}] species top-1 (head): {species_top1(d, head)}")
+                print(f"[{fit}] species top-1 (head): {species_top1(cfg, d, head)}")
     return 0
 
 

@@ -26,7 +26,7 @@ from vet.imaging import BadImage, load_image, to_tensor, view_counts  # noqa: E4
 from vet.model_io import load_model, model_source  # noqa: E402
 
 FIELDS = ("logits", "reference_logits", "reference_pooled", "prototype_similarity",
-          "ood_distance", "neighbour_share")
+          "ood_distance", "neighbour_share", "species_probs")
 
 
 def shared() -> Path:

@@ -275,3 +275,45 @@ def test_a_bird_never_gets_the_fmd_warning():
                         assert t.condition != "fmd", (cls, mass, ox, p, t)
                         assert "foot-and-mouth" not in t.advice["en"]
                         assert "aftosa" not in t.advice["es"]
+
+
+def head(**p: float) -> torch.Tensor:
+    """Species-head probabilities (vet.species.SPECIES order), the rest spread evenly."""
+    from vet.species import SPECIES
+
+    left = (1.0 - sum(p.values())) / (len(SPECIES) - len(p))
+    return torch.tensor([p.get(s, left) for s in SPECIES])
+
+
+def test_a_confident_close_up_is_cattle_unless_the_species_head_clearly_sees_another():
+    # An udder ImageNet half takes for a hog: the species head (trained on such close-ups)
+    # says cow, so the mastitis answer stands and the species shown is cattle.
+    args = ("udder.jpg", probs(mastitis=0.95), LABELS, imagenet(hog=0.3), 0.9, 0.5, 10.0, 100.0)
+    t = decide(*args, species_probs=head(cow=0.8))
+    assert (t.status, t.condition, t.species) == ("ok", "mastitis", "cow")
+    # A weak pig guess of the head does not overrule a confident close-up either ...
+    t = decide(*args, species_probs=head(cow=0.3, pig=0.4))
+    assert t.condition == "mastitis"
+    # ... but a clear one does, and without a head ImageNet's 30% hog limits the answer.
+    for sp in ({"species_probs": head(pig=0.7)}, {}):
+        t = decide(*args, **sp)
+        assert t.condition != "mastitis" and t.status == "uncertain", sp
+    # Unsure, or unlike the training photos: the head does not decide, ImageNet's guess does.
+    t = decide("x.jpg", probs(mastitis=0.6), LABELS, imagenet(hog=0.3), 0.9, 0.5, 10.0, 100.0,
+               species_probs=head(cow=0.9))
+    assert t.condition != "mastitis"
+    t = decide("x.jpg", probs(mastitis=0.95), LABELS, imagenet(hog=0.3), 0.1, 0.5, 10.0, 100.0,
+               species_probs=head(cow=0.9))
+    assert t.condition != "mastitis"
+
+
+def test_a_species_head_that_clearly_sees_a_pig_sheep_or_goat_allows_no_cattle_condition():
+    cattle_only = {c for c in LABELS if table()["conditions"][c]["species"] == ["cow"]}
+    for sp in ("pig", "sheep", "goat"):
+        for p in (0.5, 0.7, 0.99):
+            for c in cattle_only:
+                for ref in (imagenet(ox=0.05), imagenet(mask=0.6), imagenet(ox=0.6)):
+                    t = decide("x.jpg", probs(**{c: 0.97}), LABELS, ref, 0.9, 0.5, 10.0, 100.0,
+                               species_probs=head(**{sp: p}))
+                    if float(ref[OX]) < 0.5:
+                        assert t.condition not in cattle_only, (sp, p, c, t)

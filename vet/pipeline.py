@@ -218,14 +218,14 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
          energy: float | None, energy_min: float | None, species_probs: Any,
          min_confidence: float) -> Photo:
     """The facts the rules read: gate, species scope, what may be named, open-set flags."""
-    mass = (species_scores(imagenet_probs, SPECIES) if species_probs is None
-            else torch.as_tensor(species_probs, dtype=torch.float32))
-    k = int(mass.argmax())
-    species, species_p = SPECIES[k], float(mass[k])
+    probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     like_training = (prototype_similarity is not None and threshold is not None
                      and prototype_similarity >= threshold)
-    scope = species_in_scope(mass, like_training)
-    probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
+    close_up = is_close_up(probs, species_probs, like_training, min_confidence)
+    mass = species_mass(imagenet_probs, species_probs, close_up)
+    k = int(mass.argmax())
+    species, species_p = SPECIES[k], float(mass[k])
+    scope = species_in_scope(mass, like_training, close_up) | head_veto(species_probs)
     allowed = sorted((c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))),
                      key=lambda c: -probs[c])
     trusted = species_p >= SPECIES_MIN and (species == CATTLE or species in scope)
@@ -376,7 +376,36 @@ RULES: tuple[Rule, ...] = (not_livestock, species_scope, fmd_alert, unlike_train
                            no_sign_for_species, few_neighbours, species_doubt, low_confidence)
 
 
-def species_in_scope(mass: Any, like_training: bool) -> set[str]:
+def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool,
+                min_confidence: float = MIN_CONFIDENCE) -> bool:
+    """A confident answer of a condition screened on a cattle body-part close-up (udder,
+    eye, skin) on a photo like the training photos, with a species head to judge it:
+    ImageNet has no class for such a photo, so its species guess is noise there."""
+    first = max(probs, key=probs.__getitem__)
+    return (species_probs is not None and like_training
+            and bool(_info(first).get("close_up")) and probs[first] >= min_confidence)
+
+
+def head_veto(species_probs: Any) -> set[str]:
+    """A species other than cattle that the species head clearly sees always limits what
+    may be named (the safe direction: never a cattle-only condition on it)."""
+    if species_probs is None:
+        return set()
+    mass = torch.as_tensor(species_probs, dtype=torch.float32)
+    k = int(mass.argmax())
+    return {SPECIES[k]} if SPECIES[k] != CATTLE and float(mass[k]) >= SPECIES_CONFIDENT else set()
+
+
+def species_mass(imagenet_probs: Any, species_probs: Any, close_up: bool) -> Any:
+    """Per species (``SPECIES`` order), the evidence the scope is read from: the species
+    head on a close-up, ImageNet's own classes otherwise (the head learned no whole
+    sheep, goats or pigs: on whole animals it would overrule ImageNet for the worse)."""
+    if close_up:
+        return torch.as_tensor(species_probs, dtype=torch.float32)
+    return species_scores(imagenet_probs, SPECIES)
+
+
+def species_in_scope(mass: Any, like_training: bool, close_up: bool = False) -> set[str]:
     """The species a condition must apply to before it may be named.
 
     A confident non-cattle guess (or any non-cattle guess on a photo unlike the
@@ -385,10 +414,16 @@ def species_in_scope(mass: Any, like_training: bool) -> set[str]:
     species that holds a real share of the ImageNet probability is added, so a
     cattle-only condition is never named on a photo that may well show a pig.
     ``mass`` is per species in ``SPECIES`` order (the species head, or ImageNet's).
+    A confident ``close_up`` of a body part the condition head knows for cattle (an
+    udder, an eye, skin) is cattle unless another species is clearly shown (and a
+    bird's guess always counts).
     """
     names = SPECIES
     k = int(mass.argmax())
     top, top_p = names[k], float(mass[k])
+    if close_up and (top == CATTLE or top_p < SPECIES_CONFIDENT) and not (
+            top in BIRDS and top_p >= SPECIES_MIN):
+        return {CATTLE}
     if top != CATTLE and top_p >= SPECIES_MIN and (top_p >= SPECIES_CONFIDENT
                                                     or not like_training):
         return {top}
@@ -493,6 +528,16 @@ class DecideArgs(NamedTuple):
     energy: float | None
     energy_min: float | None
     species_probs: Any = None
+
+
+def species_evidence(args: DecideArgs, min_confidence: float = MIN_CONFIDENCE) -> Any:
+    """The per-species evidence ``decide`` reads the species from, for one photo (benches
+    measure species top-1 on it)."""
+    probs = dict(zip(args.labels, (float(p) for p in args.cond_probs), strict=True))
+    like = (args.prototype_similarity is not None and args.threshold is not None
+            and args.prototype_similarity >= args.threshold)
+    return species_mass(args.imagenet_probs, args.species_probs,
+                        is_close_up(probs, args.species_probs, like, min_confidence))
 
 
 def decide_args(config: Any, out: Any) -> list[DecideArgs]:

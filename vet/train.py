@@ -453,7 +453,10 @@ def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict
     """metrics.json, the split files and the model card; the summary on the console."""
     items = data.items
     report = {
-        "data": " ".join(map(str, args.data)), "labels": data.labels, "core_labels": data.core,
+        "data": " ".join(map(str, args.data))
+        + "".join(f" --species {s}" for s in args.species)
+        + ("" if args.fit == "letterbox" else f" --fit {args.fit}"),
+        "labels": data.labels, "core_labels": data.core,
         "duplicate_merges": data.merged,
         "n_by_source": dict(Counter(it.source for it in items)),
         "answer_labels": data.answer, "augmented_only": args.augmented_only,
@@ -461,7 +464,8 @@ def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict
                  f"balanced per class; test fold {args.test_fold}, "
                  f"validation fold {(args.test_fold + 1) % args.folds}",
         "folds": args.folds, "min_groups": args.min_groups,
-        "branch_from": args.branch_from, "image_size": args.size,
+        "branch_from": args.branch_from, "image_size": args.size, "image_fit": args.fit,
+        "species_data": args.species,
         "epochs": args.epochs,
         "lr": args.lr, "seed": args.seed, "shipped": fold.res,
         "cv": [{k: v for k, v in r.items() if k != "all_labels_decision"} for r in cv],
