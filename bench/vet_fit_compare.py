@@ -24,12 +24,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.vet_eval import outcome  # noqa: E402
 from vet.modeling_efficientnet_lite import EfficientNetLiteConfig  # noqa: E402
 from vet.pipeline import decide, decide_args  # noqa: E402
 from vet.species import SPECIES, fit_species_head, species_probs  # noqa: E402
 
 SIX = ("chicken", "cow", "duck", "goat", "pig", "sheep")
-HEALTHY_PARTS = {"healthy_mouth", "healthy_foot", "healthy_udder"}
 
 
 def load(views: Path, name: str, fit: str) -> dict | None:
@@ -55,15 +55,6 @@ def triages(cfg, d: dict, head: dict | None, min_conf: float | None = None) -> l
     out = outputs(d, head)
     kw = {} if min_conf is None else {"min_confidence": min_conf}
     return [decide(f, *a, **kw) for f, a in zip(d["files"], decide_args(cfg, out), strict=True)]
-
-
-def outcome(t, truth: str) -> str:
-    if t.status == "not_livestock":
-        return "not_livestock"
-    if t.status != "ok":
-        return "uncertain"
-    want = "healthy" if truth in HEALTHY_PARTS else truth
-    return "right" if t.condition == want else "wrong"
 
 
 def tally(ts: list, truths: list[str]) -> dict:

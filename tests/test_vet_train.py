@@ -39,7 +39,7 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
     out = tmp_path / "model"
     assert main([str(data), "-o", str(out), "--folds", "3", "--epochs", "2",
                  "--cache-dir", str(tmp_path / "cache"),
-                 "--species", str(tmp_path / "species.csv")]) == 0
+                 "--species", str(tmp_path / "species.csv"), "--serve-fit", "letterbox"]) == 0
     report = json.loads((out / "metrics.json").read_text())
     assert report["labels"] == ["clean", "scab"]
     assert 0.0 <= report["shipped"]["test_macro_f1"] <= 1.0

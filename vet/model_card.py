@@ -113,8 +113,13 @@ DariaKern/Chicks4FreeID (CC BY 4.0). The unlicensed farm-species photos and the
 def _fit_words(report: dict) -> str:
     size = report["image_size"]
     if report.get("image_fit", "crop") == "letterbox":
+        trained = ("" if report.get("train_fit", "letterbox") == "letterbox" else
+                   " (trained on centre crops, shorter side to the same size)")
         return (f"the whole photo, longer side resized to {size} px and centred on mid-grey "
-                f"({size}x{size})")
+                f"({size}x{size}){trained}")
+    if report.get("image_fit") == "crops":
+        return (f"squares of the shorter side covering the photo, each resized to {size} px, "
+                "answers averaged")
     return f"shorter side resized to {size} px and centre-cropped"
 
 

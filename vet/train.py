@@ -224,9 +224,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dump-folds", default=None,
                     help="write each fold's validation and test logits here (npz)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
-    ap.add_argument("--fit", choices=("crop", "letterbox"), default="letterbox",
-                    help="how a photo becomes the square input: the whole photo letterboxed "
-                         "(default) or the centre square")
+    ap.add_argument("--fit", choices=("crop", "letterbox"), default="crop",
+                    help="how a training photo becomes the square input: the centre square "
+                         "(default) or the whole photo letterboxed")
+    ap.add_argument("--serve-fit", choices=("crop", "letterbox", "crops"), default=None,
+                    help="how the saved model sees a photo (config.image_fit; default: as "
+                         "--fit). The shipped model trains on crops and serves letterbox")
     ap.add_argument("--species", action="append", default=[], metavar="CSV",
                     help="licensed photos labelled by species (file,species,source_group), "
                          "for the species head beside the condition photos (repeatable)")
@@ -288,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output)
     save_model(fold.model, data.labels, args.branch_from, fold.res["temperature"], args.size,
                out, *extras["prototypes"], data.answer, extras["ood"], extras["knn"],
-               fold.res.get("energy_threshold"), species, args.fit)
+               fold.res.get("energy_threshold"), species, args.serve_fit or args.fit)
     write_report(args, data, fold, cv, out, time.time() - t0)
     return 0
 
@@ -455,7 +458,8 @@ def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict
     report = {
         "data": " ".join(map(str, args.data))
         + "".join(f" --species {s}" for s in args.species)
-        + ("" if args.fit == "letterbox" else f" --fit {args.fit}"),
+        + ("" if args.fit == "crop" else f" --fit {args.fit}")
+        + (f" --serve-fit {args.serve_fit}" if args.serve_fit else ""),
         "labels": data.labels, "core_labels": data.core,
         "duplicate_merges": data.merged,
         "n_by_source": dict(Counter(it.source for it in items)),
@@ -464,7 +468,8 @@ def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict
                  f"balanced per class; test fold {args.test_fold}, "
                  f"validation fold {(args.test_fold + 1) % args.folds}",
         "folds": args.folds, "min_groups": args.min_groups,
-        "branch_from": args.branch_from, "image_size": args.size, "image_fit": args.fit,
+        "branch_from": args.branch_from, "image_size": args.size,
+        "image_fit": args.serve_fit or args.fit, "train_fit": args.fit,
         "species_data": args.species,
         "epochs": args.epochs,
         "lr": args.lr, "seed": args.seed, "shipped": fold.res,
