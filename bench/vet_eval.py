@@ -36,10 +36,11 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vet.gate import SPECIES_CLASSES, species_scores  # noqa: E402
-from vet.imaging import BadImage, load_image, to_tensor  # noqa: E402
+from vet.gate import SPECIES_CLASSES  # noqa: E402
+from vet.imaging import BadImage, load_image, to_tensor, view_counts  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
-from vet.pipeline import decide, decide_args  # noqa: E402
+from vet.pipeline import decide, decide_args, per_photo, species_evidence  # noqa: E402
+from vet.species import SPECIES as SPECIES_ALL  # noqa: E402
 
 SPECIES = ("chicken", "cow", "duck", "goat", "pig", "sheep")
 TOP5_FIT = {**{s: set(SPECIES_CLASSES[s]) for s in SPECIES}, "goat": {348, 349, 350}}
@@ -68,7 +69,9 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
     out: dict = defaultdict(list)
     with torch.inference_mode():
         for s in range(0, len(images), bs):
-            o = model(pixel_values=to_tensor(images[s: s + bs], size))
+            chunk = images[s: s + bs]
+            fit = getattr(cfg, "image_fit", "crop")
+            o = per_photo(model(pixel_values=to_tensor(chunk, size, fit)), view_counts(chunk, fit))
             rows = decide_args(cfg, o)
             labels = rows[0].labels
             cond = torch.tensor([r.cond_probs for r in rows])
@@ -83,7 +86,8 @@ def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dic
             out["dist"].append(o.ood_distance if o.ood_distance is not None
                                else torch.zeros(len(cond)))
             out["ref"].append(ref)
-    for k in ("msp", "energy", "dist", "ref"):
+            out["species"].append(torch.stack([species_evidence(r) for r in rows]))
+    for k in ("msp", "energy", "dist", "ref", "species"):
         out[k] = torch.cat(out[k]) if out[k] else torch.zeros(0)
     out["knn"] = torch.tensor(out["knn"], dtype=torch.float32)
     return out
@@ -121,8 +125,11 @@ def outcome(t, truth: str) -> str:
 def tally(results: list, truths: list[str]) -> dict:
     c = Counter(outcome(t, y) for t, y in zip(results, truths, strict=True))
     n = max(len(results), 1)
+    answered = c["right"] + c["wrong"]
     return {"n": len(results), **{k: round(c[k] / n, 3) for k in
                                   ("right", "wrong", "uncertain", "not_livestock")},
+            "answered": round(answered / n, 3),
+            "right_of_answered": round(c["right"] / max(answered, 1), 3),
             "answers": dict(Counter(t.condition if t.status == "ok" else t.status
                                     for t in results))}
 
@@ -245,38 +252,31 @@ def mouth_foot_check(rows: list[dict], results: list) -> dict:
 
 
 def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
-    top1, top5, answered, runs = {}, {}, {}, {}
+    top1, top5, answered, runs, cattle_only = {}, {}, {}, {}, {}
     for sp in SPECIES:
         paths = sorted((data / "livestock/species/validation" / sp).glob("*"))
         paths = paths[:limit] if limit else paths
         imgs, _ = load_all(paths, f"species {sp}")
         r = run(model, imgs, [str(p) for p in paths])
-        pred = species_scores(r["ref"], SPECIES).argmax(-1)
+        # the evidence decide reads the species from (the head on close-ups, else ImageNet)
+        pred = r["species"][:, [SPECIES_ALL.index(s) for s in SPECIES]].argmax(-1)
         top1[sp] = float((pred == SPECIES.index(sp)).float().mean())
         t5 = r["ref"].topk(5, -1).indices
         top5[sp] = float(np.mean([bool(set(x.tolist()) & TOP5_FIT[sp]) for x in t5]))
         answered[sp] = dict(Counter(t.condition if t.status == "ok" else t.status
                                     for t in r["triage"]))
+        if sp in ("pig", "sheep", "goat"):  # never a cattle-only condition, sure or not
+            cattle_only[sp] = sum(t.condition not in (None, "fmd") for t in r["triage"])
         runs[sp] = r
     rep = {"species_top1": top1, "species_top1_overall": float(np.mean(list(top1.values()))),
-           "port_top5_fit": top5, "species_answers": answered}
+           "port_top5_fit": top5, "species_answers": answered,
+           "cattle_only_condition_on_pig_sheep_goat": cattle_only}
     return rep, runs
 
 
 def uncertain_reasons(results: list) -> dict[str, float]:
-    """Share of the photos per kind of ``uncertain`` reason (numbers and names folded)."""
-    import re
-
-    kinds = Counter()
-    for t in results:
-        if t.status == "uncertain":
-            r = re.sub(r"^unlike the training photos \((distance|energy).*",
-                       r"unlike the training photos: \1", t.reason or "")
-            r = re.sub(r"unlike the training photos of \w+", "unlike the training photos of X",
-                       re.sub(r" ?\(.*", "", r))
-            r = re.sub(r"^\w+: no condition can be screened.*", "a species it cannot screen", r)
-            r = re.sub(r"for a [\w/]+$", "for that species", r)
-            kinds[r] += 1
+    """Share of the photos per ``reason_code`` of the ``uncertain`` answers."""
+    kinds = Counter(t.reason_code for t in results if t.status == "uncertain")
     return {k: round(v / max(len(results), 1), 4) for k, v in kinds.most_common()}
 
 
@@ -297,7 +297,8 @@ def print_summary(r: dict) -> None:
                     *((f"  {k}", v) for k, v in c["triage_per_source"].items()),
                     ("use=measure triage", r["measure_all"]),
                     *((f"  {k}", v) for k, v in r["measure"].items())]:
-        print(f"{name}: n={v['n']} right {v['right']:.3f} wrong {v['wrong']:.3f} "
+        print(f"{name}: n={v['n']} answered {v['answered']:.3f} (right {v['right_of_answered']:.3f}"
+              f" of them) right {v['right']:.3f} wrong {v['wrong']:.3f} "
               f"uncertain {v['uncertain']:.3f} not_livestock {v['not_livestock']:.3f}")
     print("use=measure uncertain, why: " + "; ".join(
         f"{k} {v:.3f}" for k, v in r["measure_uncertain_reasons"].items()))
@@ -314,6 +315,8 @@ def print_summary(r: dict) -> None:
               f"energy {v['auroc_energy']:.3f}")
     print(f"species top-1 {r['species_top1_overall']:.3f}: "
           + ", ".join(f"{k} {v:.2f}" for k, v in r["species_top1"].items()))
+    print("pig/sheep/goat photos given a cattle-only condition: "
+          f"{r['cattle_only_condition_on_pig_sheep_goat']}")
     print(f"scanned pages not_livestock {r['pages_not_livestock']:.3f} (n={r['pages_n']}), "
           f"synthetic {r['synthetic_not_livestock']:.3f}")
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import vet.pipeline as pipeline  # noqa: E402
 from bench.vet_eval import load_all, outcome, shared  # noqa: E402
-from vet.imaging import to_tensor  # noqa: E402
+from vet.imaging import to_tensor, view_counts  # noqa: E402
 from vet.model_io import load_model, model_source  # noqa: E402
 from vet.train_data import read_split  # noqa: E402
 
@@ -38,7 +38,10 @@ def decide_inputs(model, images: list, bs: int = 32) -> list[tuple]:
     rows = []
     with torch.inference_mode():
         for s in range(0, len(images), bs):
-            o = model(pixel_values=to_tensor(images[s: s + bs], size))
+            chunk = images[s: s + bs]
+            fit = getattr(model.config, "image_fit", "crop")
+            o = pipeline.per_photo(model(pixel_values=to_tensor(chunk, size, fit)),
+                                   view_counts(chunk, fit))
             rows += [(str(s + j), *a) for j, a in enumerate(pipeline.decide_args(model.config, o))]
     return rows
 

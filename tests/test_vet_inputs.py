@@ -111,12 +111,44 @@ def test_heatmap_has_the_photo_size_and_marks_some_region(tmp_path):
         from vet.imaging import to_tensor
 
         top = int(model(pixel_values=to_tensor([img])).logits.argmax())
-        cam = grad_cam(model, img, top)
-    assert cam.shape == (224, 224) and cam.min() >= 0.0 and cam.max() <= 1.0
+        cam, box = grad_cam(model, img, top)
+    assert cam.min() >= 0.0 and cam.max() <= 1.0
     assert cam.max() - cam.min() > 0.1
-    out = overlay(img, cam)
+    out = overlay(img, cam, box)
     assert out.size == img.size and out.mode == "RGB"
     assert np.abs(np.asarray(out, float) - np.asarray(img, float)).max() > 20
+
+
+@needs_model
+def test_a_wide_photos_heatmap_reaches_its_left_and_right_edges():
+    """Two real lumpy-skin close-ups at the two ends of a 3:1 photo: the model sees the
+    whole photo, so the map is warm at both ends (a centre crop would cut them off)."""
+    import os
+
+    from vet.heatmap import grad_cam, overlay
+    from vet.imaging import load_image, to_tensor
+    from vet.model_io import holder
+
+    shared = (Path(os.environ.get("BORDE_SHARED_DATA") or ROOT.parent / "shared" / "data")
+              / "livestock" / "conditions" / "lumpy_skin")
+    if not shared.is_dir():
+        pytest.skip("shared data not found")
+    a = load_image(sorted(shared.glob("*.jpg"))[0]).resize((200, 200))
+    wide = Image.new("RGB", (600, 200), (128, 128, 128))
+    wide.paste(a, (0, 0))
+    wide.paste(a.transpose(Image.Transpose.FLIP_LEFT_RIGHT), (400, 0))  # the same lesion
+    with holder(str(SHIPPED), "release").use() as model:
+        fit = model.config.image_fit
+        size = model.config.image_size
+        k = int(model(pixel_values=to_tensor([wide], size, fit)).logits.mean(0).argmax())
+        cam, box = grad_cam(model, wide, k)
+    assert box == (0, 0, 600, 200)  # the map covers the whole photo, edge to edge
+    w = cam.shape[1]
+    # The centre crop saw only the grey middle third; the whole photo shows both lesions.
+    assert cam[:, : w // 3].max() > 0.3 and cam[:, -(w // 3):].max() > 0.3, (
+        cam[:, : w // 3].max(), cam[:, -(w // 3):].max())
+    out = np.abs(np.asarray(overlay(wide, cam, box), float) - np.asarray(wide, float))
+    assert out[:, :200].max() > 20 and out[:, -200:].max() > 20
 
 
 @needs_model

@@ -109,3 +109,28 @@ def test_shipped_checkpoint_keeps_the_imagenet_tail_and_fits_the_size_budget():
     # Stored in float16, so equal to the port up to half precision.
     assert (ref.argmax(-1) == want.argmax(-1)).all()
     assert float((ref.softmax(-1) - want.softmax(-1)).abs().max()) < 0.02
+
+
+def test_the_vet_modules_import_one_way_only():
+    """No import circle among vet's modules, counting imports inside functions too."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "vet"
+    graph = {}
+    for path in root.glob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("vet."):
+                deps.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                deps |= {a.name.split(".")[1] for a in node.names if a.name.startswith("vet.")}
+        graph[path.stem] = deps - {path.stem}
+
+    def reaches(start: str, goal: str, seen: set) -> bool:
+        for d in graph.get(start, ()):
+            if d == goal or (d not in seen and reaches(d, goal, seen | {d})):
+                return True
+        return False
+
+    circles = sorted(m for m in graph if reaches(m, m, set()))
+    assert not circles, circles

@@ -28,9 +28,18 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
     for f in range(3):  # every fold holds both classes: the split is stratified
         assert {it.label for it, g in zip(items, folds, strict=True) if g == f} == {"scab",
                                                                                    "clean"}
+    rows = ["file,species,source_group,use"]  # licensed photos labelled by species only
+    for k, sp in enumerate(["sheep", "chicken"]):
+        for i in range(6):
+            base = np.full((60, 90, 3), (230, 230, 220) if k == 0 else (150, 90, 40), np.uint8)
+            Image.fromarray(base + rng.integers(0, 40, base.shape, dtype=np.uint8)).save(
+                tmp_path / f"{sp}_{i}.jpg")
+            rows.append(f"{sp}_{i}.jpg,{sp},{sp}{i},train")
+    (tmp_path / "species.csv").write_text("\n".join(rows) + "\n")
     out = tmp_path / "model"
     assert main([str(data), "-o", str(out), "--folds", "3", "--epochs", "2",
-                 "--cache-dir", str(tmp_path / "cache")]) == 0
+                 "--cache-dir", str(tmp_path / "cache"),
+                 "--species", str(tmp_path / "species.csv"), "--serve-fit", "letterbox"]) == 0
     report = json.loads((out / "metrics.json").read_text())
     assert report["labels"] == ["clean", "scab"]
     assert 0.0 <= report["shipped"]["test_macro_f1"] <= 1.0
@@ -42,6 +51,12 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
     assert o.logits.shape == (1, 2) and o.reference_logits.shape == (1, 1000)
     assert o.prototype_similarity is not None
     assert o.neighbour_share.shape == (1, 2) and float(o.neighbour_share.sum()) == 1.0
+    # the species head: a distribution over the farm species, trained where photos exist
+    assert o.species_probs.shape == (1, 8) and abs(float(o.species_probs.sum()) - 1) < 1e-3
+    assert model.config.image_fit == "letterbox"
+    head = report["shipped"]["species_head"]
+    assert set(head["trained_on"]) == {"cow", "sheep", "chicken"}
+    assert model.species_trained.tolist().count(1.0) == 3
     # The energy threshold is the validation photos' 5th percentile: the model's own
     # photos stay above it, and it reaches the triage through the config.
     from vet.imaging import load_image, to_tensor

@@ -7,6 +7,7 @@ each must become a clean RGB image or a one-line reason, never a traceback.
 from __future__ import annotations
 
 import io
+import math
 import os
 from pathlib import Path
 
@@ -102,8 +103,13 @@ def _to_rgb(img: Image.Image) -> Image.Image:
     return img.convert("RGB")
 
 
+FITS = ("crop", "letterbox", "crops")  # how a photo becomes the model's square input(s)
+PAD = 128  # letterbox fill: mid-grey, 0 after normalisation (no signal for the convolutions)
+
+
 def resize_crop(img: Image.Image, size: int = IMAGE_SIZE) -> Image.Image:
-    """Shorter side to ``size``, then a centre crop: the whole animal stays in frame."""
+    """Shorter side to ``size``, then the centre square: on a wide photo the left and
+    right ends (a cow's head and rear) are cut off; :func:`letterbox` keeps them."""
     w, h = img.size
     scale = size / min(w, h)
     nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
@@ -112,10 +118,55 @@ def resize_crop(img: Image.Image, size: int = IMAGE_SIZE) -> Image.Image:
     return img.crop((left, top, left + size, top + size))
 
 
-def to_tensor(imgs: list[Image.Image], size: int = IMAGE_SIZE) -> torch.Tensor:
-    """A normalised float batch (N, 3, size, size) in [-1, 1]."""
-    arr = np.stack([np.asarray(resize_crop(im, size), dtype=np.uint8) for im in imgs])
+def letterbox_box(w: int, h: int, size: int = IMAGE_SIZE) -> tuple[int, int, int, int]:
+    """Where the whole photo sits inside the ``size`` square after :func:`letterbox`."""
+    scale = size / max(w, h)
+    nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+    left, top = (size - nw) // 2, (size - nh) // 2
+    return left, top, left + nw, top + nh
+
+
+def letterbox(img: Image.Image, size: int = IMAGE_SIZE) -> Image.Image:
+    """The whole photo, longer side to ``size``, centred on mid-grey: nothing is cut off."""
+    x0, y0, x1, y1 = letterbox_box(*img.size, size)
+    out = Image.new("RGB", (size, size), (PAD, PAD, PAD))
+    out.paste(img.resize((x1 - x0, y1 - y0), Image.BICUBIC, reducing_gap=3.0), (x0, y0))
+    return out
+
+
+def crop_boxes(w: int, h: int) -> list[tuple[int, int, int, int]]:
+    """Squares of the shorter side that together cover the photo: one for a square-ish
+    photo, two for 4:3 to 16:9, three for a panorama; they overlap evenly."""
+    side, long = min(w, h), max(w, h)
+    n = max(1, min(3, math.ceil(long / side - 0.15)))
+    starts = [round(i * (long - side) / (n - 1)) for i in range(n)] if n > 1 else [
+        (long - side) // 2]
+    return [(s, 0, s + side, side) if w >= h else (0, s, side, s + side) for s in starts]
+
+
+def views(img: Image.Image, size: int = IMAGE_SIZE, fit: str = "crop") -> list[Image.Image]:
+    """The model inputs for one photo: the centre square (``crop``), the whole photo
+    letterboxed (``letterbox``), or squares covering it (``crops``, answers averaged)."""
+    if fit == "letterbox":
+        return [letterbox(img, size)]
+    if fit == "crops":
+        return [resize_crop(img.crop(b), size) for b in crop_boxes(*img.size)]
+    if fit == "crop":
+        return [resize_crop(img, size)]
+    raise ValueError(f"unknown fit {fit!r}; one of {FITS}")
+
+
+def to_tensor(imgs: list[Image.Image], size: int = IMAGE_SIZE, fit: str = "crop"
+              ) -> torch.Tensor:
+    """A normalised float batch (N, 3, size, size) in [-1, 1]: every view of every photo,
+    in order (``crops`` gives a photo one row per covering square)."""
+    arr = np.stack([np.asarray(v, dtype=np.uint8) for im in imgs for v in views(im, size, fit)])
     return normalize(torch.from_numpy(arr).permute(0, 3, 1, 2))
+
+
+def view_counts(imgs: list[Image.Image], fit: str = "crop") -> list[int]:
+    """How many rows of :func:`to_tensor` each photo takes."""
+    return [len(crop_boxes(*im.size)) if fit == "crops" else 1 for im in imgs]
 
 
 def normalize(batch_uint8: torch.Tensor) -> torch.Tensor:

@@ -44,8 +44,8 @@ Screening aid for livestock photos, **not a diagnosis**: always confirm with a v
 
 Loads with `AutoModelForImageClassification.from_pretrained(folder)` after `import vet`
 (the architecture is `vet/modeling_efficientnet_lite.py`). Weights are stored in float16;
-load with `dtype=torch.float32` on a CPU. Inputs: RGB, shorter side resized to
-{report['image_size']} px and centre-cropped, scaled to [-1, 1] (mean = std = 0.5).
+load with `dtype=torch.float32` on a CPU. Inputs: RGB, {_fit_words(report)}, scaled to
+[-1, 1] (mean = std = 0.5); `config.image_fit` says which (`vet.imaging.views`).
 Outputs: `logits` over {len(report['labels'])} trained conditions; the triage keeps the
 columns in `config.answer_labels` and divides them by the calibrated
 `config.calibration_temperature` = {res['temperature']:.3f} before the softmax; and
@@ -57,7 +57,7 @@ into `ood_projection` / `ood_means`); above `config.ood_threshold`
 the triage answers `uncertain`, and so it does when the energy score (logsumexp of `logits`)
 is under `config.energy_threshold` ({res.get('energy_threshold', float('nan')):.2f}, the 5th
 percentile of the validation photos). Batch norms are folded into the convolutions.
-
+{_species_section(res)}
 ## How it was made
 `python -m vet.train {report['data']} -o MODEL_DIR` (seed {report['seed']},
 {report['epochs']} epochs, lr {report['lr']}, {report['seconds']:.0f} s on 2 CPU cores).
@@ -95,14 +95,50 @@ fitted on the validation fold).
 - Web photos; cattle conditions, plus foot-and-mouth disease in cattle, pigs, sheep and
   goats from few licensed photos (see the FMD numbers and their small-sample caveat).
 - A screening aid: it cannot see fever, milk, smell or history. See a vet.
-- The not-livestock gate and species come from the ImageNet head, which has no goat class.
+- The not-livestock gate comes from the ImageNet head; the species head corrects ImageNet's
+  species only where licensed photos exist (no whole goats, horses, camelids or ducks).
 
 ## Licenses
 Code Apache-2.0 (this project); backbone weights Apache-2.0. Training photos:
 vedantborse-ai/Cattle-Disease-Prediction-Model (MIT), tleeds1/Cattle-disease-detection-app
 (Apache-2.0), shubh-07-lk/Detection-of-FMDV-using-Computer-Vision-Algorithm (CC BY 4.0,
-attribution: shubh-07-lk). The farm-species photos and the `use=measure` rows used to
-*measure* have no licence and were never used for training.
+attribution: shubh-07-lk), Biancaa-R/Goat-disease-prediction-using-AIOT- (CC BY 4.0, the
+goat rows, species head only); species head: the SheepFace set of
+dataloop-ai/dtlpy-documentation (CC BY 4.0; credit the dataset's authors and Dataloop) and
+DariaKern/Chicks4FreeID (CC BY 4.0). The unlicensed farm-species photos and the
+`use=measure` rows used to *measure* have no licence and were never used for training.
+"""
+
+
+def _fit_words(report: dict) -> str:
+    size = report["image_size"]
+    if report.get("image_fit", "crop") == "letterbox":
+        trained = ("" if report.get("train_fit", "letterbox") == "letterbox" else
+                   " (trained on centre crops, shorter side to the same size)")
+        return (f"the whole photo, longer side resized to {size} px and centred on mid-grey "
+                f"({size}x{size}){trained}")
+    if report.get("image_fit") == "crops":
+        return (f"squares of the shorter side covering the photo, each resized to {size} px, "
+                "answers averaged")
+    return f"shorter side resized to {size} px and centre-cropped"
+
+
+def _species_section(res: dict) -> str:
+    head = res.get("species_head")
+    if not head:
+        return ""
+    rows = "\n".join(f"| {s} | {head['trained_on'].get(s, 0)} | {v['top1']:.3f} | "
+                     f"{v['top1_imagenet_only']:.3f} | {v['n']} |"
+                     for s, v in head["held_out"].items())
+    return f"""
+`species_probs`: the species head (`vet.species`): ImageNet's species mass as the prior
+plus a correction of at most ±{head['bound']:g} in log-odds, learned on the ImageNet
+features of licensed photos only, and none for species without them. Licensed photos per
+species and top-1 on the held-out (validation + test) groups of those photos:
+
+| species | training photos | top-1 with the head | ImageNet alone | held-out n |
+|---|---|---|---|---|
+{rows}
 """
 
 

@@ -30,6 +30,9 @@ from transformers import (
 )
 from transformers.utils import ModelOutput
 
+from vet.open_set import neighbour_share
+from vet.species import species_probs
+
 # (repeats, kernel, stride, expand_ratio, in_channels, out_channels) per stage of Lite0.
 LITE0_STAGES: list[list[int]] = [
     [1, 3, 1, 1, 32, 16],
@@ -66,6 +69,9 @@ class EfficientNetLiteConfig(PretrainedConfig):
         knn_dim: int = 0,
         knn_size: int = 0,
         knn_k: int = 10,
+        species_head: int = 0,
+        species_bound: float = 0.0,
+        image_fit: str = "crop",
         **kwargs,
     ) -> None:
         self.num_channels = num_channels
@@ -85,6 +91,9 @@ class EfficientNetLiteConfig(PretrainedConfig):
         self.knn_dim = knn_dim
         self.knn_size = knn_size
         self.knn_k = knn_k
+        self.species_head = species_head  # columns of the species head (0 = none)
+        self.species_bound = species_bound
+        self.image_fit = image_fit  # how a photo becomes the input: crop, letterbox, crops
         super().__init__(**kwargs)
 
     @property
@@ -228,6 +237,7 @@ class EfficientNetLiteOutput(ModelOutput):
     prototype_similarity: torch.Tensor | None = None
     ood_distance: torch.Tensor | None = None
     neighbour_share: torch.Tensor | None = None
+    species_probs: torch.Tensor | None = None
     pooled: torch.Tensor | None = None
     feature_map: torch.Tensor | None = None
 
@@ -292,6 +302,13 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
             self.register_buffer("knn_projection", torch.zeros(config.head_channels, d))
             self.register_buffer("knn_memory", torch.zeros(n, d))
             self.register_buffer("knn_labels", torch.zeros(n, dtype=torch.long))
+        if self.reference is not None and getattr(config, "species_head", 0):
+            # ImageNet's species mass as the prior plus a bounded correction learned on
+            # licensed photos (vet.species): ``species_probs``, one column per species.
+            n = config.species_head
+            self.register_buffer("species_weight", torch.zeros(n, config.head_channels))
+            self.register_buffer("species_bias", torch.zeros(n))
+            self.register_buffer("species_trained", torch.zeros(n))
         self.post_init()
 
     def mahalanobis(self, pooled: torch.Tensor) -> torch.Tensor | None:
@@ -333,11 +350,14 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
         dist = self.mahalanobis(pooled)
         share = None
         if ref_pooled is not None and getattr(self, "knn_memory", None) is not None:
-            from vet.open_set import neighbour_share
-
             memory = {"center": self.knn_center, "projection": self.knn_projection,
                       "memory": self.knn_memory, "labels": self.knn_labels}
             share = neighbour_share(memory, ref_pooled, logits.shape[1], self.config.knn_k)
+        species = None
+        if ref_pooled is not None and getattr(self, "species_weight", None) is not None:
+            species = species_probs(ref_logits.float().softmax(-1), ref_pooled,
+                                    self.species_weight, self.species_bias,
+                                    self.species_trained, self.config.species_bound)
         return EfficientNetLiteOutput(
             loss=loss,
             logits=logits,
@@ -346,6 +366,7 @@ class EfficientNetLiteForImageClassification(EfficientNetLitePreTrainedModel):
             prototype_similarity=proto_sim,
             ood_distance=dist.min(-1).values if dist is not None else None,
             neighbour_share=share,
+            species_probs=species,
             pooled=pooled,
             feature_map=fmap if return_feature_map else None,
         )

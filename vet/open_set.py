@@ -8,6 +8,9 @@
   every trained class is "unlike the training photos" too.
 * A labelled neighbour memory: an answer few of the nearest training photos share
   is withheld.
+
+Everything here works on features already computed (``vet.forward`` computes them),
+so the model class can import it without an import circle.
 """
 
 from __future__ import annotations
@@ -17,38 +20,22 @@ import torch
 import torch.nn.functional as F
 
 
-def imagenet_pooled(feats: torch.Tensor, idx: np.ndarray, branch_from: int) -> torch.Tensor:
-    """Unit-norm ImageNet features (the reference branch) of cached photos."""
-    from vet.convert import imagenet_model
-
-    model = imagenet_model()
-    outs = []
-    with torch.inference_mode():
-        for s in range(0, len(idx), 128):
-            h = feats[torch.from_numpy(idx[s: s + 128])].float()
-            for blk in model.blocks[branch_from:]:
-                h = blk(h)
-            outs.append(F.normalize(model.head(h).mean((2, 3)), dim=-1))
-    return torch.cat(outs) if outs else torch.zeros(0, model.config.head_channels)
-
-
-def prototypes(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
-               val_idx: np.ndarray, seed: int, n: int = 512) -> tuple[torch.Tensor, float]:
-    """Training-photo ImageNet features for the gate, and the similarity threshold.
+def prototypes(train_unit: torch.Tensor, val_unit: torch.Tensor, seed: int, n: int = 512
+               ) -> tuple[torch.Tensor, float]:
+    """Training-photo ImageNet features (unit norm) for the gate, and the threshold.
 
     The threshold is the 2nd percentile of the validation photos' best match, so
     it is set from livestock photos alone; the documents it must reject are
     only used to measure it.
     """
     rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(train_idx, size=min(n, len(train_idx)), replace=False))
-    protos = imagenet_pooled(feats, pick, branch_from)
-    sims = (imagenet_pooled(feats, val_idx, branch_from) @ protos.T).max(-1).values
+    pick = np.sort(rng.choice(len(train_unit), size=min(n, len(train_unit)), replace=False))
+    protos = train_unit[torch.from_numpy(pick)]
+    sims = (val_unit @ protos.T).max(-1).values
     return protos, float(torch.quantile(sims, 0.02))
 
 
-def neighbour_memory(feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
-                     y: np.ndarray, dim: int = 128) -> dict:
+def neighbour_memory(train_unit: torch.Tensor, y_train: np.ndarray, dim: int = 128) -> dict:
     """Every training photo's ImageNet features, labelled, for a k-nearest-neighbour check.
 
     The fine-tuned features put a healthy hoof right next to the udders (it was
@@ -56,13 +43,13 @@ def neighbour_memory(feats: torch.Tensor, branch_from: int, train_idx: np.ndarra
     features still see a hoof. Projected on the top ``dim`` principal
     directions to keep the checkpoint small.
     """
-    x = imagenet_pooled(feats, train_idx, branch_from).double()
+    x = train_unit.double()
     center = x.mean(0)
     _, _, vt = torch.linalg.svd(x - center, full_matrices=False)
     proj = vt[: min(dim, len(x))].T
     return {"center": center.float(), "projection": proj.float(),
             "memory": F.normalize(((x - center) @ proj).float(), dim=-1),
-            "labels": torch.from_numpy(y[train_idx]).long()}
+            "labels": torch.from_numpy(y_train).long()}
 
 
 def neighbour_share(memory: dict, query: torch.Tensor, n_labels: int, k: int) -> torch.Tensor:
@@ -87,26 +74,8 @@ def neighbour_threshold(share: torch.Tensor, right: np.ndarray, keep: float = 0.
     return best
 
 
-def branch_outputs(model, feats: torch.Tensor, idx: np.ndarray, branch_from: int
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits and pooled features of the fine-tuned branch on cached photos, plain view
-    (what the deployed model computes; the open-set statistics live on the pooled)."""
-    model.eval()
-    logits, pooled = [], []
-    with torch.inference_mode():
-        for s in range(0, len(idx), 128):
-            i = torch.from_numpy(idx[s: s + 128])
-            a, b = model.forward_from_block(feats[i].float(), branch_from)
-            logits.append(a)
-            pooled.append(b)
-    if not logits:
-        return torch.zeros(0, 0), torch.zeros(0, 0)
-    return torch.cat(logits), torch.cat(pooled)
-
-
-def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
-                   val_idx: np.ndarray, y: np.ndarray, dim: int, shrink: float = 0.1,
-                   keep: float = 0.95) -> dict:
+def open_set_stats(train_pooled: torch.Tensor, val_pooled: torch.Tensor, y_train: np.ndarray,
+                   dim: int, shrink: float = 0.1, keep: float = 0.95) -> dict:
     """Class-conditional Gaussians with a shared covariance on the training features.
 
     Projected on the top ``dim`` principal directions and whitened, so the model
@@ -114,13 +83,13 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     ``keep`` of the validation photos (in-distribution by construction): it is set
     without looking at any out-of-distribution photo.
     """
-    tr = branch_outputs(model, feats, train_idx, branch_from)[1].double()
-    dim = max(1, min(dim, len(tr) - len(set(y[train_idx].tolist()))))
+    tr = train_pooled.double()
+    dim = max(1, min(dim, len(tr) - len(set(y_train.tolist()))))
     center = tr.mean(0)
     _, _, vt = torch.linalg.svd(tr - center, full_matrices=False)
     proj = vt[:dim].T
     z = (tr - center) @ proj
-    yt = torch.from_numpy(y[train_idx])
+    yt = torch.from_numpy(y_train)
     classes = sorted(set(yt.tolist()))
     means = torch.stack([z[yt == k].mean(0) for k in classes])
     resid = z - means[torch.searchsorted(torch.tensor(classes), yt)]
@@ -129,7 +98,7 @@ def open_set_stats(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
     # precision = L L^T, so |(x - m) L|^2 is the Mahalanobis distance.
     chol = torch.linalg.cholesky(torch.linalg.inv(cov))
     proj_w, means_w = proj @ chol, means @ chol
-    va = branch_outputs(model, feats, val_idx, branch_from)[1].double()
+    va = val_pooled.double()
     dist = (torch.cdist((va - center) @ proj_w, means_w) ** 2).min(-1).values
     return {"center": center.float(), "projection": proj_w.float(), "means": means_w.float(),
             "classes": classes, "threshold": float(torch.quantile(dist, keep)), "keep": keep,

@@ -17,23 +17,19 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import torch
 from PIL import Image
 
-from vet.gate import (
-    SPECIES_CLASSES,
-    animal_mass,
-    farm_mass,
-    guess_species,
-    is_livestock,
-    species_scores,
-)
-from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor
+from vet.gate import animal_mass, farm_mass, is_livestock, species_scores
+from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor, view_counts
 from vet.labels import answer_columns, answer_logits, answer_sums
 from vet.labels import base as base_label
+from vet.species import SPECIES
 
 CONDITIONS_FILE = Path(__file__).with_name("conditions.json")
 # Calibrated top-1 below this is "uncertain". With it (and the open-set threshold at the
@@ -74,7 +70,9 @@ class Triage:
     top: list[dict[str, float]] = field(default_factory=list)
     advice: dict[str, str] = field(default_factory=dict)
     disclaimer: dict[str, str] = field(default_factory=dict)
-    reason: str | None = None
+    reason: str | None = None  # technical detail with numbers, for logs (never parsed)
+    reason_code: str | None = None  # why it is not "ok": one of REASON_CODES
+    reason_about: str | None = None  # the condition or species code the reason names
     livestock_p: float | None = None
     ood_distance: float | None = None  # to the nearest training class; higher = less alike
     energy: float | None = None  # logsumexp of the condition logits; lower = less alike
@@ -101,13 +99,80 @@ def _disclaimer() -> dict[str, str]:
 
 
 def _error(name: str, reason: str) -> Triage:
-    return Triage(file=name, status="error", reason=reason, disclaimer=_disclaimer())
+    return Triage(file=name, status="error", reason=reason, reason_code="unreadable",
+                  disclaimer=_disclaimer())
 
 
 def _name(image: Any, index: int) -> str:
     if isinstance(image, (str, os.PathLike)):
         return str(image)
     return getattr(image, "filename", "") or f"image-{index}"
+
+
+# The documented ``reason_code`` values of a Triage (README "The Triage JSON"); each has
+# its sentence ``vet_reason_<code>`` in ui_strings.json, in English and Spanish.
+REASON_CODES = {
+    "error": ("unreadable", "no_photo"),
+    "not_livestock": ("not_livestock",),
+    "uncertain": ("fmd_possible", "species_unclear", "species_not_screened",
+                  "unlike_training", "no_sign_for_species", "unlike_condition",
+                  "species_doubt", "low_confidence"),
+}
+
+
+@dataclass
+class Photo:
+    """What ``decide`` knows about one photo, worked out once; the rules only read it."""
+
+    name: str
+    probs: dict[str, float]
+    imagenet_probs: Any
+    livestock: bool
+    live_p: float
+    species: str  # the best species guess, trusted or not
+    species_p: float
+    scope: set[str]
+    allowed: list[str]  # answer labels that apply to every species in scope, best first
+    notes: dict[str, str]  # "For pigs the scanner can screen ..." when the scope is not cattle
+    far: bool
+    weak: bool
+    neighbours: dict[str, float] | None
+    neighbour_min: float | None
+    min_confidence: float
+    detail: dict[str, Any]  # numbers a reason's technical text quotes
+
+    @property
+    def p_fmd(self) -> float:
+        return self.probs.get(FMD, 0.0)
+
+    @property
+    def best(self) -> str:
+        return self.allowed[0]
+
+    @property
+    def unlike(self) -> bool:
+        return self.far or self.weak
+
+    def few(self, label: str) -> bool:
+        """Too few of the nearest training photos share this answer."""
+        return (self.neighbours is not None and self.neighbour_min is not None
+                and self.neighbours.get(label, 0.0) < self.neighbour_min)
+
+    def triage(self, scores: bool = True) -> Triage:
+        """A fresh answer with the species and top-3 filled in (``scores``: the open-set too)."""
+        trusted = self.species_p >= SPECIES_MIN and (self.species == CATTLE
+                                                     or self.species in self.scope)
+        t = Triage(file=self.name, status="ok", disclaimer=_disclaimer(),
+                   livestock_p=round(self.live_p, 4), species_p=round(self.species_p, 4),
+                   species=self.species if trusted else "unknown",
+                   top=[{"label": c, "p": round(self.probs[c], 4)} for c in self.allowed[:3]])
+        if scores:
+            t.ood_distance = self.detail.get("ood_distance")
+            t.energy = self.detail.get("energy")
+        return t
+
+
+Rule = Callable[[Photo], "Triage | None"]
 
 
 def decide(
@@ -123,130 +188,249 @@ def decide(
     neighbour_min: float | None = None,
     energy: float | None = None,
     energy_min: float | None = None,
+    species_probs: Any = None,
     min_confidence: float = MIN_CONFIDENCE,
 ) -> Triage:
-    """Turn the model's outputs for one photo into a Triage (see the module docstring).
+    """Turn the model's outputs for one photo into a Triage: the first rule of ``RULES``
+    that has a verdict gives it, else the best allowed answer (see the module docstring).
 
     ``neighbours`` is the share of the photo's nearest training photos (ImageNet
     features) in each answer label; an answer whose share is under
     ``neighbour_min`` is withheld. ``energy`` under ``energy_min`` counts as
     unlike the training photos, as a distance over ``ood_threshold`` does.
+    ``species_probs`` (the model's species head, ``SPECIES`` order) replaces the
+    ImageNet species mass where the model has one.
     """
-    tab = table()
-    live_p = float(farm_mass(imagenet_probs))
-    base = Triage(file=name, status="ok", disclaimer=_disclaimer(), livestock_p=round(live_p, 4))
-    if not is_livestock(imagenet_probs, prototype_similarity, threshold):
-        base.status = "not_livestock"
-        base.advice = dict(tab["not_livestock"])
-        sim = "" if prototype_similarity is None else (
-            f", similarity to training photos {prototype_similarity:.3f} < {threshold:.3f}")
-        base.reason = (f"farm-animal probability {live_p:.3f}, "
-                       f"animal probability {float(animal_mass(imagenet_probs)):.3f}{sim}")
-        return base
-    species, species_p = guess_species(imagenet_probs)
-    base.species_p = round(species_p, 4)
+    photo = look(name, cond_probs, labels, imagenet_probs, prototype_similarity, threshold,
+                 ood_distance, ood_threshold, neighbours, neighbour_min, energy, energy_min,
+                 species_probs, min_confidence)
+    for rule in RULES:
+        verdict = rule(photo)
+        if verdict is not None:
+            return verdict
+    return answered(photo)
+
+
+def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: Any,
+         prototype_similarity: float | None, threshold: float | None,
+         ood_distance: float | None, ood_threshold: float | None,
+         neighbours: dict[str, float] | None, neighbour_min: float | None,
+         energy: float | None, energy_min: float | None, species_probs: Any,
+         min_confidence: float) -> Photo:
+    """The facts the rules read: gate, species scope, what may be named, open-set flags."""
+    probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     like_training = (prototype_similarity is not None and threshold is not None
                      and prototype_similarity >= threshold)
-    scope = species_in_scope(imagenet_probs, like_training)
-    # Another species is shown only when it limits what may be named, so a "pig" on the
-    # screen never stands beside a cattle-only condition.
+    close_up = is_close_up(probs, species_probs, like_training, min_confidence)
+    mass = species_mass(imagenet_probs, species_probs, close_up)
+    k = int(mass.argmax())
+    species, species_p = SPECIES[k], float(mass[k])
+    scope = species_in_scope(mass, like_training, close_up) | head_veto(species_probs)
+    allowed = sorted((c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))),
+                     key=lambda c: -probs[c])
     trusted = species_p >= SPECIES_MIN and (species == CATTLE or species in scope)
-    base.species = species if trusted else "unknown"
-    probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
-    allowed = [c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))]
-    order = sorted(allowed, key=lambda c: -probs[c])
-    base.top = [{"label": c, "p": round(probs[c], 4)} for c in order[:3]]
     notes: dict[str, str] = {}
     if scope != {CATTLE}:
-        shown = base.species if base.species not in (CATTLE, "unknown") else min(scope - {CATTLE})
+        shown = species if trusted and species != CATTLE else min(scope - {CATTLE})
         notes = _scope_note(shown, labels)
-    p_fmd = probs.get(FMD, 0.0)
-    if not allowed:
-        if (FMD in probs and p_fmd >= FMD_ALERT and scope.isdisjoint(BIRDS)
-                and scope & set(_info(FMD).get("species", []))):
-            # A hoofed animal of unclear species (a cow ImageNet also takes for a llama or
-            # a horse) that may have FMD gets the warning; the scanner never stays silent.
-            _answer(base, FMD, p_fmd)
-            base.top = [{"label": FMD, "p": round(p_fmd, 4)}]
-            return _uncertain(base, _join(tab["fmd_warning"], notes),
-                              f"possible foot-and-mouth disease, species unclear "
-                              f"({' or '.join(sorted(scope))}; {p_fmd:.0%})", tips=False)
-        if len(scope) > 1:  # e.g. a cow that ImageNet also takes for a camelid
-            return _uncertain(base, notes, f"species unclear ({' or '.join(sorted(scope))}): "
-                                           "no condition can be screened for all of them")
-        return _uncertain(base, notes, f"{base.species}: no condition can be screened for it")
-    far = (ood_distance is not None and ood_threshold is not None
-           and ood_distance > ood_threshold)
-    weak = energy is not None and energy_min is not None and energy < energy_min
-    unlike = far or weak
-    if ood_distance is not None:
-        base.ood_distance = round(ood_distance, 2)
-    if energy is not None:
-        base.energy = round(energy, 3)
-    best = order[0]
-
-    def few(c: str) -> bool:
-        return (neighbours is not None and neighbour_min is not None
-                and neighbours.get(c, 0.0) < neighbour_min)
-
-    if FMD in allowed and p_fmd >= FMD_ALERT and (best == FMD or not _info(best)["notifiable"]):
-        _answer(base, FMD, p_fmd)
-        if best == FMD and p_fmd >= min_confidence and not unlike and not few(FMD):
-            base.advice = _join(_info(FMD)["advice"], notes)
-            return base
-        why = ("unlike the training photos" if unlike or few(FMD) and best == FMD
-               else f"not sure ({p_fmd:.0%})")
-        return _uncertain(base, _join(tab["fmd_warning"], notes),
-                          f"possible foot-and-mouth disease, {why}", tips=False)
-    if unlike:
-        base.top = []
-        score = (f"distance {ood_distance:.0f} > {ood_threshold:.0f}" if far
-                 else f"energy {energy:.2f} < {energy_min:.2f}")
-        return _uncertain(base, _join(tab["unlike_training"], notes),
-                          f"unlike the training photos ({score})")
-    if best == FMD:  # only FMD may be named here, and there is little sign of it
-        return _uncertain(base, notes, f"no sign of the conditions it can screen for a "
-                                       f"{'/'.join(sorted(scope - {CATTLE}))} ({p_fmd:.0%} FMD)")
-    if few(best):
-        base.top = []
-        warn = tab["fmd_warning"] if FMD in allowed and neighbours.get(FMD, 0.0) > 0 else {}
-        return _uncertain(base, _join(tab["unlike_training"], warn, notes),
-                          f"unlike the training photos of {best} ({neighbours[best]:.0%} of the "
-                          f"nearest are {best}, under {neighbour_min:.0%})")
-    if (probs[best] < min_confidence and species_p >= SPECIES_MIN
-            and species not in _info(best).get("species", [CATTLE])):
-        # An unsure answer is not shown when the best species guess, however weak, is one
-        # the condition never applies to (a pig's snout half taken for an udder).
-        base.top = []
-        return _uncertain(base, notes, f"unsure, and it may be a {species}")
-    _answer(base, best, probs[best])
-    if base.confidence < min_confidence:
-        return _uncertain(base, _join(_info(best)["advice"], notes),
-                          f"low confidence ({base.confidence:.0%})", keep_answer=True)
-    base.advice = _join(_info(best)["advice"], notes)
-    return base
+    detail = {"prototype_similarity": prototype_similarity, "threshold": threshold,
+              "ood_threshold": ood_threshold, "energy_min": energy_min,
+              "ood_distance": None if ood_distance is None else round(ood_distance, 2),
+              "energy": None if energy is None else round(energy, 3),
+              "raw_distance": ood_distance, "raw_energy": energy}
+    return Photo(
+        name=name, probs=probs, imagenet_probs=imagenet_probs,
+        livestock=is_livestock(imagenet_probs, prototype_similarity, threshold),
+        live_p=float(farm_mass(imagenet_probs)), species=species, species_p=species_p,
+        scope=scope, allowed=allowed, notes=notes,
+        far=(ood_distance is not None and ood_threshold is not None
+             and ood_distance > ood_threshold),
+        weak=energy is not None and energy_min is not None and energy < energy_min,
+        neighbours=neighbours, neighbour_min=neighbour_min, min_confidence=min_confidence,
+        detail=detail)
 
 
-def species_in_scope(imagenet_probs: Any, like_training: bool) -> set[str]:
+def not_livestock(ph: Photo) -> Triage | None:
+    """The ImageNet head does not see a farm animal, and the photo is unlike the training
+    photos (or looks like printed matter): never a disease answer."""
+    if ph.livestock:
+        return None
+    d = ph.detail
+    sim = "" if d["prototype_similarity"] is None else (
+        f", similarity to training photos {d['prototype_similarity']:.3f} < {d['threshold']:.3f}")
+    return Triage(file=ph.name, status="not_livestock", disclaimer=_disclaimer(),
+                  livestock_p=round(ph.live_p, 4), advice=dict(table()["not_livestock"]),
+                  reason=f"farm-animal probability {ph.live_p:.3f}, animal probability "
+                         f"{float(animal_mass(ph.imagenet_probs)):.3f}{sim}",
+                  reason_code="not_livestock")
+
+
+def species_scope(ph: Photo) -> Triage | None:
+    """No answer label applies to every species in view (never mastitis on a pig). A hoofed
+    animal of unclear species that may have FMD still gets the warning; birds never."""
+    if ph.allowed:
+        return None
+    t = ph.triage(scores=False)
+    scope = " or ".join(sorted(ph.scope))
+    if (FMD in ph.probs and ph.p_fmd >= FMD_ALERT and ph.scope.isdisjoint(BIRDS)
+            and ph.scope & set(_info(FMD).get("species", []))):
+        _answer(t, FMD, ph.p_fmd)
+        t.top = [{"label": FMD, "p": round(ph.p_fmd, 4)}]
+        return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
+                          f"possible foot-and-mouth disease, species unclear "
+                          f"({scope}; {ph.p_fmd:.0%})", tips=False)
+    if len(ph.scope) > 1:  # e.g. a cow that ImageNet also takes for a camelid
+        return _uncertain(t, ph.notes, "species_unclear", f"species unclear ({scope}): "
+                          "no condition can be screened for all of them")
+    return _uncertain(t, ph.notes, "species_not_screened",
+                      f"{t.species}: no condition can be screened for it")
+
+
+def fmd_alert(ph: Photo) -> Triage | None:
+    """A real chance of FMD withholds every non-notifiable answer: FMD answered when sure,
+    else ``uncertain`` with the FMD warning."""
+    best = ph.best
+    if not (FMD in ph.allowed and ph.p_fmd >= FMD_ALERT
+            and (best == FMD or not _info(best)["notifiable"])):
+        return None
+    t = ph.triage()
+    _answer(t, FMD, ph.p_fmd)
+    if best == FMD and ph.p_fmd >= ph.min_confidence and not ph.unlike and not ph.few(FMD):
+        t.advice = _join(_info(FMD)["advice"], ph.notes)
+        return t
+    why = ("unlike the training photos" if ph.unlike or ph.few(FMD) and best == FMD
+           else f"not sure ({ph.p_fmd:.0%})")
+    return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
+                      f"possible foot-and-mouth disease, {why}", tips=False)
+
+
+def unlike_training(ph: Photo) -> Triage | None:
+    """Far from every training class (Mahalanobis) or little evidence for any (energy)."""
+    if not ph.unlike:
+        return None
+    t = ph.triage()
+    t.top = []
+    d = ph.detail
+    score = (f"distance {d['raw_distance']:.0f} > {d['ood_threshold']:.0f}" if ph.far
+             else f"energy {d['raw_energy']:.2f} < {d['energy_min']:.2f}")
+    return _uncertain(t, _join(table()["unlike_training"], ph.notes), "unlike_training",
+                      f"unlike the training photos ({score})")
+
+
+def no_sign_for_species(ph: Photo) -> Triage | None:
+    """Only FMD may be named for this species, and there is little sign of it."""
+    if ph.best != FMD:
+        return None
+    return _uncertain(ph.triage(), ph.notes, "no_sign_for_species",
+                      f"no sign of the conditions it can screen for a "
+                      f"{'/'.join(sorted(ph.scope - {CATTLE}))} ({ph.p_fmd:.0%} FMD)")
+
+
+def few_neighbours(ph: Photo) -> Triage | None:
+    """Few of the nearest training photos (ImageNet features) share the answer."""
+    best = ph.best
+    if not ph.few(best):
+        return None
+    t = ph.triage()
+    t.top = []
+    warn = table()["fmd_warning"] if FMD in ph.allowed and ph.neighbours.get(FMD, 0.0) > 0 else {}
+    return _uncertain(t, _join(table()["unlike_training"], warn, ph.notes), "unlike_condition",
+                      f"unlike the training photos of {best} ({ph.neighbours[best]:.0%} of the "
+                      f"nearest are {best}, under {ph.neighbour_min:.0%})", about=best)
+
+
+def species_doubt(ph: Photo) -> Triage | None:
+    """An unsure answer is not shown when the best species guess, however weak, is one the
+    condition never applies to (a pig's snout half taken for an udder)."""
+    best = ph.best
+    if not (ph.probs[best] < ph.min_confidence and ph.species_p >= SPECIES_MIN
+            and ph.species not in _info(best).get("species", [CATTLE])):
+        return None
+    t = ph.triage()
+    t.top = []
+    return _uncertain(t, ph.notes, "species_doubt", f"unsure, and it may be a {ph.species}",
+                      about=ph.species)
+
+
+def low_confidence(ph: Photo) -> Triage | None:
+    """Under ``min_confidence`` the answer is shown as a hint, marked unsure."""
+    best = ph.best
+    if ph.probs[best] >= ph.min_confidence:
+        return None
+    t = ph.triage()
+    _answer(t, best, ph.probs[best])
+    return _uncertain(t, _join(_info(best)["advice"], ph.notes), "low_confidence",
+                      f"low confidence ({t.confidence:.0%})", keep_answer=True)
+
+
+def answered(ph: Photo) -> Triage:
+    """No rule objected: the best allowed condition, with its advice."""
+    t = ph.triage()
+    _answer(t, ph.best, ph.probs[ph.best])
+    t.advice = _join(_info(ph.best)["advice"], ph.notes)
+    return t
+
+
+# The gate cascade, top to bottom; the first verdict wins.
+RULES: tuple[Rule, ...] = (not_livestock, species_scope, fmd_alert, unlike_training,
+                           no_sign_for_species, few_neighbours, species_doubt, low_confidence)
+
+
+def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool,
+                min_confidence: float = MIN_CONFIDENCE) -> bool:
+    """A confident answer of a condition screened on a cattle body-part close-up (udder,
+    eye, skin) on a photo like the training photos, with a species head to judge it:
+    ImageNet has no class for such a photo, so its species guess is noise there."""
+    first = max(probs, key=probs.__getitem__)
+    return (species_probs is not None and like_training
+            and bool(_info(first).get("close_up")) and probs[first] >= min_confidence)
+
+
+def head_veto(species_probs: Any) -> set[str]:
+    """A species other than cattle that the species head clearly sees always limits what
+    may be named (the safe direction: never a cattle-only condition on it)."""
+    if species_probs is None:
+        return set()
+    mass = torch.as_tensor(species_probs, dtype=torch.float32)
+    k = int(mass.argmax())
+    return {SPECIES[k]} if SPECIES[k] != CATTLE and float(mass[k]) >= SPECIES_CONFIDENT else set()
+
+
+def species_mass(imagenet_probs: Any, species_probs: Any, close_up: bool) -> Any:
+    """Per species (``SPECIES`` order), the evidence the scope is read from: the species
+    head on a close-up, ImageNet's own classes otherwise (the head learned no whole
+    sheep, goats or pigs: on whole animals it would overrule ImageNet for the worse)."""
+    if close_up:
+        return torch.as_tensor(species_probs, dtype=torch.float32)
+    return species_scores(imagenet_probs, SPECIES)
+
+
+def species_in_scope(mass: Any, like_training: bool, close_up: bool = False) -> set[str]:
     """The species a condition must apply to before it may be named.
 
     A confident non-cattle guess (or any non-cattle guess on a photo unlike the
     cattle training photos) sets the scope to that species. Otherwise the
-    answer is for cattle, and the best species guess plus every other farm
+    answer is for cattle, and the best species guess (if fair, or a bird) plus every other farm
     species that holds a real share of the ImageNet probability is added, so a
     cattle-only condition is never named on a photo that may well show a pig.
+    ``mass`` is per species in ``SPECIES`` order (the species head, or ImageNet's).
+    A confident ``close_up`` of a body part the condition head knows for cattle (an
+    udder, an eye, skin) is cattle unless another species is clearly shown (and a
+    bird's guess always counts).
     """
-    names = tuple(SPECIES_CLASSES)
-    mass = species_scores(imagenet_probs, names)
+    names = SPECIES
     k = int(mass.argmax())
     top, top_p = names[k], float(mass[k])
+    if close_up and (top == CATTLE or top_p < SPECIES_CONFIDENT) and not (
+            top in BIRDS and top_p >= SPECIES_MIN):
+        return {CATTLE}
     if top != CATTLE and top_p >= SPECIES_MIN and (top_p >= SPECIES_CONFIDENT
                                                     or not like_training):
         return {top}
     scope = {CATTLE} | {s for s, m in zip(names, mass.tolist(), strict=True)
                         if s != CATTLE and m >= SPECIES_PLAUSIBLE}
-    if top_p >= SPECIES_TOP_KEPT:  # a fair best guess is never overruled to cattle
-        scope.add(top)
+    if top_p >= SPECIES_TOP_KEPT or (top in BIRDS and top_p >= SPECIES_MIN):  # a fair guess,
+        scope.add(top)  # or a bird, is never overruled to cattle: no FMD warning for birds
     return scope
 
 
@@ -273,10 +457,13 @@ def _join(first: dict[str, str], *more: dict[str, str]) -> dict[str, str]:
             for lang in ("en", "es")}
 
 
-def _uncertain(base: Triage, advice: dict[str, str], reason: str, tips: bool = True,
-               keep_answer: bool = False) -> Triage:
+def _uncertain(base: Triage, advice: dict[str, str], code: str, reason: str,
+               tips: bool = True, keep_answer: bool = False, about: str | None = None
+               ) -> Triage:
     base.status = "uncertain"
+    base.reason_code = code
     base.reason = reason
+    base.reason_about = about
     if not keep_answer and base.condition is None:
         base.urgency = None
     base.advice = _join(advice, table()["tips"]) if tips else _join(advice)
@@ -340,6 +527,17 @@ class DecideArgs(NamedTuple):
     neighbour_min: float | None
     energy: float | None
     energy_min: float | None
+    species_probs: Any = None
+
+
+def species_evidence(args: DecideArgs, min_confidence: float = MIN_CONFIDENCE) -> Any:
+    """The per-species evidence ``decide`` reads the species from, for one photo (benches
+    measure species top-1 on it)."""
+    probs = dict(zip(args.labels, (float(p) for p in args.cond_probs), strict=True))
+    like = (args.prototype_similarity is not None and args.threshold is not None
+            and args.prototype_similarity >= args.threshold)
+    return species_mass(args.imagenet_probs, args.species_probs,
+                        is_close_up(probs, args.species_probs, like, min_confidence))
 
 
 def decide_args(config: Any, out: Any) -> list[DecideArgs]:
@@ -355,11 +553,25 @@ def decide_args(config: Any, out: Any) -> list[DecideArgs]:
     thr, ood_thr, knn_thr, e_thr = (getattr(config, k, None) for k in
                                     ("prototype_threshold", "ood_threshold", "knn_threshold",
                                      "energy_threshold"))
+    species = getattr(out, "species_probs", None)
     return [DecideArgs(cond[j].tolist(), labels, ref[j],
                        None if sims is None else float(sims[j]), thr,
                        None if dists is None else float(dists[j]), ood_thr,
-                       shares[j] if shares else None, knn_thr, float(energy[j]), e_thr)
+                       shares[j] if shares else None, knn_thr, float(energy[j]), e_thr,
+                       None if species is None else species[j].float())
             for j in range(len(cond))]
+
+
+def per_photo(out: Any, counts: list[int]) -> Any:
+    """One row per photo: a photo seen as several covering crops gets their mean."""
+    if all(c == 1 for c in counts):
+        return out
+    fields = {}
+    for k, v in out.items():
+        if isinstance(v, torch.Tensor) and v.dim() and len(v) == sum(counts):
+            v = torch.stack([p.float().mean(0) for p in torch.split(v, counts)])
+        fields[k] = v
+    return type(out)(**fields)
 
 
 def triage_many(
@@ -392,8 +604,9 @@ def triage_many(
 
         def run(m, chunk=chunk):
             size = int(getattr(m.config, "image_size", 224))
-            x = to_tensor([img for _, _, img in chunk], size)
-            out = m(pixel_values=x)
+            fit = getattr(m.config, "image_fit", "crop")
+            imgs = [img for _, _, img in chunk]
+            out = per_photo(m(pixel_values=to_tensor(imgs, size, fit)), view_counts(imgs, fit))
             answers = []
             for j, ((_, name, img), args) in enumerate(zip(chunk, decide_args(m.config, out),
                                                            strict=True)):
@@ -405,7 +618,7 @@ def triage_many(
                     trained = [m.config.id2label[k] for k in range(out.logits.shape[1])]
                     cols = answer_columns(trained, labels)[labels.index(t.condition)]
                     k = max(cols, key=lambda c: float(out.logits[j, c]))  # its likeliest part
-                    t.heatmap = overlay(img, grad_cam(m, img, k, size))
+                    t.heatmap = overlay(img, *grad_cam(m, img, k, size, fit))
                 answers.append(t)
             return answers
 

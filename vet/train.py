@@ -27,36 +27,40 @@ import math
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from vet.forward import branch_outputs, imagenet_pooled
 from vet.labels import SUB, answer_sums, base
 from vet.model_card import model_card, print_report
 from vet.open_set import (
     _attach_open_set,
     attach_neighbours,
-    branch_outputs,
     energy_threshold,
-    imagenet_pooled,
     neighbour_memory,
     neighbour_share,
     neighbour_threshold,
     open_set_stats,
     prototypes,
 )
+from vet.species import SPECIES, fit_species_head, prior_logits, species_probs
 from vet.train_data import (  # noqa: F401 - re-exported: tests and benches import them here
     Item,
     advance,
     assign_folds,
     build_cache,
     collect,
+    collect_species,
     drop_rare_classes,
     merge_duplicate_groups,
     parse_clusters,
+    species_name,
     split_by_source,
     subclusters,
     write_test_split,
@@ -171,7 +175,7 @@ def shift_maps(x: torch.Tensor, shift: int, rng: np.random.Generator) -> torch.T
     return torch.stack([padded[i, :, a: a + h, b: b + w] for i, (a, b) in enumerate(offs)])
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m vet.train", description=__doc__.split("\n")[0])
     ap.add_argument("data", nargs="+",
                     help="labels CSV(s) or a folder with one sub-folder per class; rows "
@@ -220,31 +224,89 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump-folds", default=None,
                     help="write each fold's validation and test logits here (npz)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--fit", choices=("crop", "letterbox"), default="crop",
+                    help="how a training photo becomes the square input: the centre square "
+                         "(default) or the whole photo letterboxed")
+    ap.add_argument("--serve-fit", choices=("crop", "letterbox", "crops"), default=None,
+                    help="how the saved model sees a photo (config.image_fit; default: as "
+                         "--fit). The shipped model trains on crops and serves letterbox")
+    ap.add_argument("--species", action="append", default=[], metavar="CSV",
+                    help="licensed photos labelled by species (file,species,source_group), "
+                         "for the species head beside the condition photos (repeatable)")
+    ap.add_argument("--species-bound", type=float, default=3.0,
+                    help="largest change the species head makes to a species' log-odds")
+    return ap.parse_args(argv)
+
+
+@dataclass
+class Data:
+    """The photos, their cached features, folds and labels: what every step reads."""
+
+    items: list[Item]
+    cache: dict[str, torch.Tensor]
+    folds: np.ndarray
+    labels: list[str]  # trained classes (sub-classes included)
+    answer: list[str]  # classes the model may answer
+    core: list[str]
+    merged: int
+    clusters: dict[str, int]
+    unit: torch.Tensor | None  # ImageNet features, only when clustering needs them
+
+    def targets(self, fit_idx: np.ndarray, seed: int) -> np.ndarray:
+        """Class indices, clustered labels split by k-means fitted on ``fit_idx`` only."""
+        names = [it.label for it in self.items]
+        for label, k in self.clusters.items():
+            for i, sub in subclusters(names, self.unit, fit_idx, label, k, seed).items():
+                names[i] = sub
+        return np.array([self.labels.index(n) for n in names])
+
+
+@dataclass
+class Fold:
+    """One trained fold: the model, its report and its split."""
+
+    model: Any
+    res: dict[str, Any]
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    y: np.ndarray
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The plan: data, (cross-validation), the shipped fold, what the triage needs beside
+    the classifier, then the model folder with its report and card."""
+    args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    t0 = time.time()
+    data = load_data(args)
+    cv = [run_fold(args, data, f).res for f in range(args.folds)
+          if args.cv and f != args.test_fold]
+    fold = run_fold(args, data, args.test_fold)
+    if args.cv:
+        cv.append(fold.res)
+    extras = fit_open_set(args, data, fold)
+    species = fit_species(args, data, fold)
+    out = Path(args.output)
+    save_model(fold.model, data.labels, args.branch_from, fold.res["temperature"], args.size,
+               out, *extras["prototypes"], data.answer, extras["ood"], extras["knn"],
+               fold.res.get("energy_threshold"), species, args.serve_fit or args.fit)
+    write_report(args, data, fold, cv, out, time.time() - t0)
+    return 0
 
+
+def load_data(args: argparse.Namespace) -> Data:
+    """Labelled photos (measure-only rows left out), their cached frozen features, folds."""
     items = collect(args.data if len(args.data) > 1 else args.data[0])
     merged = merge_duplicate_groups(items)
     if merged:
         print(f"{merged} photos found in two sources: their source groups were merged",
               file=sys.stderr)
     items = drop_rare_classes(items, args.min_groups)
-    labels = sorted({it.label for it in items})
-    if len(labels) < 2:
+    if len({it.label for it in items}) < 2:
         raise SystemExit("need at least two classes")
-    t0 = time.time()
-    cache = build_cache(items, min(args.cache_block, args.branch_from), args.size,
-                        Path(args.cache_dir))
-    if args.branch_from > args.cache_block:
-        adv = Path(args.cache_dir) / (
-            f"adv_{hashlib.sha1(str([str(i.path) for i in items]).encode()).hexdigest()[:12]}"
-            f"_{args.size}_{args.cache_block}_{args.branch_from}.pt")
-        if adv.is_file():
-            cache["feats"] = torch.load(adv)
-        else:
-            cache["feats"] = advance(cache["feats"], args.cache_block, args.branch_from)
-            torch.save(cache["feats"], adv)
+    cache = cached_features(args, items)
     items = [items[i] for i in cache["index"].tolist()]
     # Folds are assigned over every photo first so that the held-out groups are the
     # same whichever classes are trained (the eval and the tests rebuild them).
@@ -267,99 +329,161 @@ def main(argv: list[str] | None = None) -> int:
                     | {f"{c}{SUB}c{j}" for c, k in clusters.items() for j in range(k)})
     unit = (imagenet_pooled(cache["feats"], np.arange(len(items)), args.branch_from)
             if clusters else None)
-
-    def targets(fit_idx: np.ndarray) -> np.ndarray:
-        """Class indices, clustered labels split by k-means fitted on ``fit_idx`` only."""
-        names = [it.label for it in items]
-        for label, k in clusters.items():
-            for i, sub in subclusters(names, unit, fit_idx, label, k, args.seed).items():
-                names[i] = sub
-        return np.array([labels.index(n) for n in names])
     print(f"{len(items)} images, {len({it.group for it in items})} source groups, "
           f"classes {labels}; answered {answer}", file=sys.stderr)
+    return Data(items, cache, folds, labels, answer, core, merged, clusters, unit)
 
-    def run_fold(test_fold: int):
-        val_fold = (test_fold + 1) % args.folds
-        tr = np.where((folds != test_fold) & (folds != val_fold))[0]
-        va = np.where(folds == val_fold)[0]
-        te = np.where(folds == test_fold)[0]
-        y = targets(tr)
-        model, val_f1, best_epoch = train_fold(
-            cache, y, labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
-            f"fold {test_fold}", answer, args.class_weight_power, args.shift,
-        )
-        vlog = branch_outputs(model, cache["feats"], va, args.branch_from)[0]
-        tlog = branch_outputs(model, cache["feats"], te, args.branch_from)[0]
-        res = {"test_fold": test_fold, "val_fold": val_fold, "best_epoch": best_epoch,
-               "n_train": len(tr), "n_val": len(va), "val_macro_f1": val_f1,
-               **evaluate_fold(vlog, y[va], tlog, y[te], labels, answer,
-                               [items[i].source for i in te])}
-        if args.energy_keep:
-            res["energy_threshold"] = energy_threshold(vlog, args.energy_keep)
-        print(json.dumps({k: v for k, v in res.items()
-                          if not k.startswith(("per_class", "per_source", "all_labels"))}),
-              file=sys.stderr)
-        if args.dump_folds:
-            Path(args.dump_folds).mkdir(parents=True, exist_ok=True)
-            np.savez(Path(args.dump_folds) / f"fold{test_fold}.npz", test_idx=te,
-                     test_logits=tlog.numpy(), val_idx=va, val_logits=vlog.numpy(),
-                     labels=np.array(labels), y=y,
-                     files=np.array([str(it.path) for it in items]),
-                     sources=np.array([it.source for it in items]))
-        return model, res, te, y
 
-    cv = []
-    if args.cv:
-        for f in range(args.folds):
-            if f != args.test_fold:
-                cv.append(run_fold(f)[1])
-    model, res, te, y = run_fold(args.test_fold)
-    if args.cv:
-        cv.append(res)
-    out = Path(args.output)
-    val_fold = (args.test_fold + 1) % args.folds
-    tr_final = np.where((folds != args.test_fold) & (folds != val_fold))[0]
-    va_final = np.where(folds == val_fold)[0]
-    protos, threshold = prototypes(cache["feats"], args.branch_from, tr_final, va_final,
-                                   args.seed)
-    res["prototype_threshold"] = threshold
-    ood = None
+def cached_features(args: argparse.Namespace, items: list[Item]) -> dict[str, torch.Tensor]:
+    """Frozen features at ``--branch-from``, built once and kept in ``--cache-dir``."""
+    cache = build_cache(items, min(args.cache_block, args.branch_from), args.size,
+                        Path(args.cache_dir), args.fit)
+    if args.branch_from > args.cache_block:
+        adv = Path(args.cache_dir) / (
+            f"adv_{hashlib.sha1(str([str(i.path) for i in items]).encode()).hexdigest()[:12]}"
+            f"_{args.size}_{args.cache_block}_{args.branch_from}"
+            f"{'' if args.fit == 'crop' else '_' + args.fit}.pt")
+        if adv.is_file():
+            cache["feats"] = torch.load(adv)
+        else:
+            cache["feats"] = advance(cache["feats"], args.cache_block, args.branch_from)
+            torch.save(cache["feats"], adv)
+    return cache
+
+
+def fold_split(folds: np.ndarray, test_fold: int, n_folds: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Training, validation (the next fold) and test photo indices."""
+    val_fold = (test_fold + 1) % n_folds
+    return (np.where((folds != test_fold) & (folds != val_fold))[0],
+            np.where(folds == val_fold)[0], np.where(folds == test_fold)[0])
+
+
+def run_fold(args: argparse.Namespace, data: Data, test_fold: int) -> Fold:
+    """Train on the other folds, pick the epoch on validation, report on the test fold."""
+    tr, va, te = fold_split(data.folds, test_fold, args.folds)
+    y = data.targets(tr, args.seed)
+    feats = data.cache["feats"]
+    model, val_f1, best_epoch = train_fold(
+        data.cache, y, data.labels, tr, va, args.branch_from, args.epochs, args.lr, args.seed,
+        f"fold {test_fold}", data.answer, args.class_weight_power, args.shift,
+    )
+    vlog = branch_outputs(model, feats, va, args.branch_from)[0]
+    tlog = branch_outputs(model, feats, te, args.branch_from)[0]
+    res = {"test_fold": test_fold, "val_fold": (test_fold + 1) % args.folds,
+           "best_epoch": best_epoch, "n_train": len(tr), "n_val": len(va),
+           "val_macro_f1": val_f1,
+           **evaluate_fold(vlog, y[va], tlog, y[te], data.labels, data.answer,
+                           [data.items[i].source for i in te])}
+    if args.energy_keep:
+        res["energy_threshold"] = energy_threshold(vlog, args.energy_keep)
+    print(json.dumps({k: v for k, v in res.items()
+                      if not k.startswith(("per_class", "per_source", "all_labels"))}),
+          file=sys.stderr)
+    if args.dump_folds:
+        Path(args.dump_folds).mkdir(parents=True, exist_ok=True)
+        np.savez(Path(args.dump_folds) / f"fold{test_fold}.npz", test_idx=te,
+                 test_logits=tlog.numpy(), val_idx=va, val_logits=vlog.numpy(),
+                 labels=np.array(data.labels), y=y,
+                 files=np.array([str(it.path) for it in data.items]),
+                 sources=np.array([it.source for it in data.items]))
+    return Fold(model, res, tr, va, te, y)
+
+
+def fit_open_set(args: argparse.Namespace, data: Data, fold: Fold) -> dict[str, Any]:
+    """The gate's prototypes, the Mahalanobis statistics and the neighbour memory, each
+    with its threshold set on the validation photos (no out-of-distribution photo)."""
+    feats, b = data.cache["feats"], args.branch_from
+    tr_unit, va_unit = imagenet_pooled(feats, fold.train, b), imagenet_pooled(feats, fold.val, b)
+    protos, threshold = prototypes(tr_unit, va_unit, args.seed)
+    fold.res["prototype_threshold"] = threshold
+    ood = knn = None
     if args.ood_dim:
-        ood = open_set_stats(model, cache["feats"], args.branch_from, tr_final, va_final, y,
-                             args.ood_dim)
-        res["ood_threshold"] = ood["threshold"]
-    knn = None
+        ood = open_set_stats(branch_outputs(fold.model, feats, fold.train, b)[1],
+                             branch_outputs(fold.model, feats, fold.val, b)[1],
+                             fold.y[fold.train], args.ood_dim)
+        fold.res["ood_threshold"] = ood["threshold"]
     if args.knn_dim:
-        knn = fit_neighbours(model, cache["feats"], args.branch_from, tr_final, va_final, y,
-                             labels, answer, args.knn_dim, args.knn_k, args.knn_keep)
-        res["knn_threshold"] = knn["threshold"]
-    save_model(model, labels, args.branch_from, res["temperature"], args.size, out,
-               protos, threshold, answer, ood, knn, res.get("energy_threshold"))
-    gate_stats = _gate_stats(cache["ref_probs"][te].float())
+        knn = fit_neighbours(fold.model, feats, b, fold.train, fold.val, fold.y, data.labels,
+                             data.answer, args.knn_dim, args.knn_k, args.knn_keep,
+                             tr_unit, va_unit)
+        fold.res["knn_threshold"] = knn["threshold"]
+    return {"prototypes": (protos, threshold), "ood": ood, "knn": knn}
+
+
+def fit_species(args: argparse.Namespace, data: Data, fold: Fold) -> dict[str, Any] | None:
+    """The species head (``vet.species``) on licensed photos only: the condition photos of
+    the training folds (cattle, the licensed pigs), the ``--species`` photos and the
+    labelled rows left out of the condition classes (the licensed goats), split by group
+    with the same folds; held-out top-1 per species goes into the report."""
+    if not args.species:
+        return None
+    seen = {str(it.path) for it in data.items}
+    more = [it for src in args.species for it in collect_species(src)]
+    more += [Item(it.path, species_name(it.species), it.group, True, it.source, it.species)
+             for it in collect(args.data if len(args.data) > 1 else args.data[0])
+             if str(it.path) not in seen and it.species not in ("cattle", "unknown")]
+    cache = cached_features(args, more)
+    more = [more[i] for i in cache["index"].tolist()]
+    folds = assign_folds(more, args.folds, args.seed)
+    tr2, va2, te2 = fold_split(folds, args.test_fold, args.folds)
+    feats, b = data.cache["feats"], args.branch_from
+
+    def part(idx: np.ndarray, idx2: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        x = torch.cat([imagenet_pooled(feats, idx, b), imagenet_pooled(cache["feats"], idx2, b)])
+        p = torch.cat([data.cache["ref_probs"][idx].float(), cache["ref_probs"][idx2].float()])
+        y = [species_name(data.items[i].species) for i in idx] + [more[i].label for i in idx2]
+        return x, p, np.array([SPECIES.index(s) for s in y])
+
+    train = part(fold.train, tr2)
+    head = fit_species_head(*train, bound=args.species_bound, seed=args.seed)
+    x, p, y = part(np.concatenate([fold.val, fold.test]), np.concatenate([va2, te2]))
+    pred = species_probs(p, x, head["weight"], head["bias"], head["trained"],
+                         head["bound"]).argmax(-1).numpy()
+    base_pred = prior_logits(p).argmax(-1).numpy()
+    counts = Counter(SPECIES[k] for k in train[2].tolist())
+    fold.res["species_head"] = {
+        "bound": args.species_bound, "trained_on": dict(counts),
+        "held_out": {SPECIES[k]: {"n": int((y == k).sum()),
+                                  "top1": float((pred[y == k] == k).mean()),
+                                  "top1_imagenet_only": float((base_pred[y == k] == k).mean())}
+                     for k in sorted(set(y.tolist()))}}
+    return head
+
+
+def write_report(args: argparse.Namespace, data: Data, fold: Fold, cv: list[dict],
+                 out: Path, seconds: float) -> None:
+    """metrics.json, the split files and the model card; the summary on the console."""
+    items = data.items
     report = {
-        "data": " ".join(map(str, args.data)), "labels": labels, "core_labels": core,
-        "duplicate_merges": merged,
+        "data": " ".join(map(str, args.data))
+        + "".join(f" --species {s}" for s in args.species)
+        + ("" if args.fit == "crop" else f" --fit {args.fit}")
+        + (f" --serve-fit {args.serve_fit}" if args.serve_fit else ""),
+        "labels": data.labels, "core_labels": data.core,
+        "duplicate_merges": data.merged,
         "n_by_source": dict(Counter(it.source for it in items)),
-        "answer_labels": answer, "augmented_only": args.augmented_only,
+        "answer_labels": data.answer, "augmented_only": args.augmented_only,
         "split": f"{args.folds} folds grouped by source_group (Roboflow _aug_N suffix stripped), "
                  f"balanced per class; test fold {args.test_fold}, "
                  f"validation fold {(args.test_fold + 1) % args.folds}",
         "folds": args.folds, "min_groups": args.min_groups,
         "branch_from": args.branch_from, "image_size": args.size,
+        "image_fit": args.serve_fit or args.fit, "train_fit": args.fit,
+        "species_data": args.species,
         "epochs": args.epochs,
-        "lr": args.lr, "seed": args.seed, "shipped": res,
+        "lr": args.lr, "seed": args.seed, "shipped": fold.res,
         "cv": [{k: v for k, v in r.items() if k != "all_labels_decision"} for r in cv],
         "cv_macro_f1_mean": float(np.mean([r["test_macro_f1"] for r in cv])) if cv else None,
         "cv_macro_f1_std": float(np.std([r["test_macro_f1"] for r in cv])) if cv else None,
-        "test_photos_farm_mass": gate_stats,
-        "seconds": round(time.time() - t0, 1),
+        "test_photos_farm_mass": _gate_stats(data.cache["ref_probs"][fold.test].float()),
+        "seconds": round(seconds, 1),
     }
     (out / "metrics.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    write_test_split(out / "test_split.csv", [items[i] for i in te])
-    write_test_split(out / "val_split.csv", [items[i] for i in va_final])
+    write_test_split(out / "test_split.csv", [items[i] for i in fold.test])
+    write_test_split(out / "val_split.csv", [items[i] for i in fold.val])
     (out / "README.md").write_text(model_card(report), encoding="utf-8")
     print_report(report)
-    return 0
 
 
 def _gate_stats(ref_probs: torch.Tensor) -> dict[str, float]:
@@ -371,16 +495,21 @@ def _gate_stats(ref_probs: torch.Tensor) -> dict[str, float]:
 
 def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.ndarray,
                    val_idx: np.ndarray, y: np.ndarray, labels: list[str], answer: list[str],
-                   dim: int, k: int, keep: float) -> dict:
+                   dim: int, k: int, keep: float, train_unit: torch.Tensor | None = None,
+                   val_unit: torch.Tensor | None = None) -> dict:
     """The labelled ImageNet-feature memory and its threshold, set on validation photos.
 
     The threshold is the largest share of neighbours in the predicted condition
     that still keeps ``keep`` of the validation photos the model gets right.
     """
-    memory = neighbour_memory(feats, branch_from, train_idx, y, dim)
+    if train_unit is None:
+        train_unit = imagenet_pooled(feats, train_idx, branch_from)
+    if val_unit is None:
+        val_unit = imagenet_pooled(feats, val_idx, branch_from)
+    memory = neighbour_memory(train_unit, y[train_idx], dim)
     vm, yva = answer_targets(y[val_idx], labels, answer)
     va = val_idx[vm]
-    share = neighbour_share(memory, imagenet_pooled(feats, va, branch_from), len(labels), k)
+    share = neighbour_share(memory, val_unit[torch.from_numpy(vm)], len(labels), k)
     share = answer_sums(share, labels, answer)
     pred = answer_predictions(branch_outputs(model, feats, va, branch_from)[0], labels,
                               answer)
@@ -392,7 +521,8 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
                answer: list[str] | None = None, ood: dict | None = None,
-               knn: dict | None = None, energy_min: float | None = None) -> None:
+               knn: dict | None = None, energy_min: float | None = None,
+               species: dict | None = None, fit: str = "crop") -> None:
     """Write the fine-tuned model with the ImageNet reference tail, stored as float16."""
     from vet.convert import vet_model_from_imagenet
 
@@ -412,6 +542,13 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
         attach_neighbours(full, knn["memory"], knn["k"], knn["threshold"])
     if energy_min is not None:
         full.config.energy_threshold = energy_min
+    if species is not None:
+        full.config.species_head = len(SPECIES)
+        full.config.species_labels = list(SPECIES)
+        full.config.species_bound = species["bound"]
+        for name in ("weight", "bias", "trained"):
+            full.register_buffer(f"species_{name}", species[name].clone())
+    full.config.image_fit = fit
     full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
     full.half().save_pretrained(out, safe_serialization=True)

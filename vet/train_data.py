@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from vet.imaging import BadImage, load_image, normalize, resize_crop
+from vet.imaging import BadImage, load_image, normalize, views
 from vet.labels import SUB, base
 
 IMAGE_EXTS = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff"}
@@ -96,6 +96,24 @@ def collect(source: str | Path | list[str | Path]) -> list[Item]:
             raise SystemExit(f"no images found in class sub-folders of {source}")
         return items
     raise SystemExit(f"not a CSV or folder: {source}")
+
+
+def collect_species(source: str | Path) -> list[Item]:
+    """Licensed photos labelled by species only (``file,species,source_group,...``), for
+    the species head; ``use=measure`` rows are left out as in :func:`collect`."""
+    source = Path(source)
+    if source.is_dir():
+        source = source / "labels.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("use", "train") == "train"]
+    return [Item(_resolve(source.parent, r["file"]), species_name(r["species"]),
+                 f"{r.get('source_repo', '')}:{r.get('source_group') or r['file']}", True,
+                 r.get("source_repo", "") or source.parent.name, r["species"]) for r in rows]
+
+
+def species_name(tag: str) -> str:
+    """A data set's species tag as the species head names it ("cattle" -> "cow")."""
+    return {"cattle": "cow", "cows": "cow", "chickens": "chicken"}.get(tag, tag)
 
 
 def assign_folds(items: list[Item], n_folds: int, seed: int = 0) -> np.ndarray:
@@ -216,18 +234,22 @@ def subclusters(names: list[str], unit: torch.Tensor, fit_idx: np.ndarray, label
 
 
 def build_cache(
-    items: list[Item], branch_from: int, size: int, cache_dir: Path
+    items: list[Item], branch_from: int, size: int, cache_dir: Path, fit: str = "crop"
 ) -> dict[str, torch.Tensor]:
     """Frozen early-block features and ImageNet probabilities, cached.
 
     Only the plain view is cached; mirroring is applied to the cached feature
     map during training, which is close to (not exactly) the features of a
-    mirrored photo and costs nothing.
+    mirrored photo and costs nothing. ``fit`` is how the photo becomes the
+    square input (``vet.imaging.views``), as the shipped model will see it.
     """
     from vet.convert import imagenet_model
 
+    if fit not in ("crop", "letterbox"):
+        raise SystemExit(f"--fit {fit}: training takes one view per photo (crop or letterbox)")
     key = hashlib.sha1(
-        json.dumps([[str(i.path) for i in items], branch_from, size, "v2"]).encode()
+        json.dumps([[str(i.path) for i in items], branch_from, size, "v2"]
+                   + ([fit] if fit != "crop" else [])).encode()
     ).hexdigest()[:16]
     path = cache_dir / f"feats_{key}.pt"
     if path.is_file():
@@ -253,7 +275,7 @@ def build_cache(
 
     for i, it in enumerate(tqdm(items, desc="caching frozen features", unit="img")):
         try:
-            img = resize_crop(load_image(it.path), size)
+            img = views(load_image(it.path), size, fit)[0]
         except BadImage as exc:
             print(f"skipping {it.path}: {exc}", file=sys.stderr)
             continue

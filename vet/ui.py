@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from ui_text import say
 from vet.pipeline import Triage, table, triage, triage_many
 
 log = logging.getLogger("borde.vet")
@@ -143,7 +144,7 @@ def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) ->
     holds no percentages.
     """
     if image is None:
-        t = Triage(file="", status="error", reason="no photo given",
+        t = Triage(file="", status="error", reason="no photo given", reason_code="no_photo",
                    disclaimer=dict(table()["disclaimer"]))
     else:
         t = triage(image, model=model, heatmap=True)
@@ -180,40 +181,22 @@ def herd_order(results: list[Triage]) -> list[Triage]:
     return [t for _, t in sorted(enumerate(results), key=key)]
 
 
-def why_uncertain(t: Triage, lang: str = "en") -> str:
-    """The farmer-facing reason for an ``uncertain`` row (empty otherwise)."""
-    if t.status != "uncertain" or not t.reason:
+def reason_text(t: Triage, lang: str = "en") -> str:
+    """The farmer-facing sentence for the answer's ``reason_code`` (empty without one)."""
+    if not t.reason_code:
         return ""
-    es = _lang(lang) == "es"
-    r = t.reason
-    if r.startswith("possible foot-and-mouth"):
-        return ("posible fiebre aftosa: llame al veterinario" if es
-                else "possible foot-and-mouth disease: call the vet")
-    if r.startswith("unlike the training photos of "):
-        cond = r[len("unlike the training photos of "):].split(" ", 1)[0]
-        name = table()["conditions"].get(cond, {}).get("name", {}).get("es" if es else "en", cond)
-        return (f"la foto no se parece a las fotos de {name.lower()} con que aprendió" if es
-                else f"photo unlike the {name.lower()} photos the model learned from")
-    if r.startswith("unlike the training photos"):
-        return ("la foto no se parece a las fotos de entrenamiento" if es
-                else "photo unlike the photos the model learned from")
-    if r.startswith("unsure, and it may be a "):
-        species = r[len("unsure, and it may be a "):]
-        names = table()["species_names"].get(species, {"en": species, "es": species})
-        return (f"no está seguro, y puede ser {names['es']}: pruebe otra foto más clara" if es
-                else f"unsure, and it may be a {names['en']}: try a clearer photo")
-    if r.startswith("low confidence"):
-        return f"confianza baja{r[len('low confidence'):]}" if es else r
-    if r.startswith("no sign of the conditions it can screen"):
-        return ("sin signos de lo que puede revisar en esta especie" if es
-                else "no sign of what it can screen in this species")
-    if r.startswith("species unclear"):
-        return ("no se sabe bien la especie: pruebe otra foto del animal entero" if es
-                else "species unclear: try another photo of the whole animal")
-    if "no condition can be screened" in r:
-        return ("especie que el escáner no puede revisar" if es
-                else "a species the scanner cannot screen")
-    return r
+    lang = _lang(lang)
+    about = t.reason_about or ""
+    names = table()["species_names"].get(about, {})
+    return say(lang, f"vet_reason_{t.reason_code}",
+               condition=condition_name(about, lang).lower(),
+               species=names.get(lang, about),
+               confidence=confidence_text(t))
+
+
+def why_uncertain(t: Triage, lang: str = "en") -> str:
+    """The reason for an ``uncertain`` row in words (empty otherwise)."""
+    return reason_text(t, lang) if t.status == "uncertain" else ""
 
 
 def herd_alert(results: list[Triage]) -> str:

@@ -1,0 +1,73 @@
+"""The species head: ImageNet's own classes as the prior, plus a bounded learned correction.
+
+ImageNet has no class for a close-up of an udder, and none for a goat, so its
+species guess alone sends the photos the scanner knows best to "pig" or
+"camelid". The correction is a linear layer on the ImageNet features (the
+reference branch's pooled output), trained only on licensed photos of the
+species that have them (cattle, sheep, chickens, pigs, goats). It is bounded
+(``bound * tanh``) and zero for species without licensed photos (ducks, horses,
+camelids), so where the training photos say nothing, ImageNet's classes still
+decide: the head can move a guess by at most a factor ``exp(2 * bound)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from vet.gate import SPECIES_CLASSES, species_scores
+
+SPECIES = tuple(SPECIES_CLASSES)  # the head's columns, in this order
+PRIOR_FLOOR = 1e-3  # a species ImageNet gives nothing keeps this much before the correction
+
+
+def prior_logits(imagenet_probs: torch.Tensor) -> torch.Tensor:
+    """Log of ImageNet's species mass, renormalised over the farm species (N, species)."""
+    mass = species_scores(imagenet_probs.float(), SPECIES) + PRIOR_FLOOR
+    return torch.log(mass / mass.sum(-1, keepdim=True))
+
+
+def species_probs(imagenet_probs: torch.Tensor, pooled: torch.Tensor, weight: torch.Tensor,
+                  bias: torch.Tensor, trained: torch.Tensor, bound: float) -> torch.Tensor:
+    """P(species | a farm animal is shown), (N, species) in ``SPECIES`` order."""
+    z = F.normalize(pooled.float(), dim=-1) @ weight.float().T + bias.float()
+    correction = bound * torch.tanh(z) * trained.float()
+    return torch.softmax(prior_logits(imagenet_probs) + correction, -1)
+
+
+def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.ndarray,
+                     bound: float = 3.0, weight_decay: float = 1e-3, steps: int = 300,
+                     seed: int = 0) -> dict[str, torch.Tensor]:
+    """Fit the correction by class-balanced cross-entropy (full batch, L-BFGS).
+
+    ``y`` holds indices into ``SPECIES``; species that never occur in it get no
+    correction at all. Every species weighs the same in the loss, so the many
+    cattle photos do not teach the head that everything is a cow.
+    """
+    torch.manual_seed(seed)
+    present = sorted(set(y.tolist()))
+    trained = torch.zeros(len(SPECIES))
+    trained[present] = 1.0
+    counts = np.bincount(y, minlength=len(SPECIES)).astype(np.float64)
+    w_cls = torch.tensor(np.where(counts > 0, counts.sum() / np.maximum(counts, 1), 0.0)).float()
+    w_cls = w_cls / w_cls[present].mean()
+    x = F.normalize(unit.float(), dim=-1)
+    prior = prior_logits(imagenet_probs)
+    yt = torch.from_numpy(y).long()
+    weight = torch.zeros(len(SPECIES), x.shape[1], requires_grad=True)
+    bias = torch.zeros(len(SPECIES), requires_grad=True)
+    opt = torch.optim.LBFGS([weight, bias], lr=0.5, max_iter=steps, history_size=20,
+                            line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        z = x @ weight.T + bias
+        logits = prior + bound * torch.tanh(z) * trained
+        loss = F.cross_entropy(logits, yt, weight=w_cls) + weight_decay * (weight ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return {"weight": weight.detach(), "bias": bias.detach(), "trained": trained,
+            "bound": float(bound)}
