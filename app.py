@@ -100,8 +100,8 @@ def vet_run(photo, lang="auto", ui_lang="en"):
 
 
 def vet_run_herd(files, lang="auto", ui_lang="en"):
-    """Many photos. Returns (alert, table, downloads): a red banner in both languages for
-    notifiable suspicions (HTML, empty if none), the table with those rows first (HTML) and
+    """Many photos. Returns (alert, table, downloads): a red banner in the answer's language
+    for notifiable suspicions (HTML, empty if none), the table with those rows first (HTML) and
     herd.csv plus herd.json with every field of every answer."""
     lang = ui_text.answer_lang(lang, ui_lang)
     paths = [getattr(f, "name", f) for f in files or []]

@@ -155,7 +155,10 @@ def test_herd_puts_notifiable_suspicions_first_in_red_in_both_languages():
     assert rows[0][0] == "d.jpg" and rows[1][6].startswith("posible fiebre aftosa")
     banner = herd_alert(herd)
     assert "#c62828" in banner and "b.jpg" in banner and "d.jpg" in banner
-    assert "official veterinarian" in banner and "veterinario oficial" in banner
+    assert "official veterinarian" in banner and "veterinario" not in banner
+    banner_es = herd_alert(herd, "es")
+    assert "veterinario oficial" in banner_es and "official" not in banner_es
+    assert "b.jpg" in banner_es and "2 foto(s)" in banner_es
     assert herd_alert([ok_healthy, pinkeye]) == ""
 
 

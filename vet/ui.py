@@ -199,19 +199,15 @@ def why_uncertain(t: Triage, lang: str = "en") -> str:
     return reason_text(t, lang) if t.status == "uncertain" else ""
 
 
-def herd_alert(results: list[Triage]) -> str:
-    """A red banner, in English and Spanish, naming the photos with a notifiable suspicion."""
+def herd_alert(results: list[Triage], lang: str = "en") -> str:
+    """A red banner, in the answer's language, naming the photos with a notifiable suspicion."""
     hits = [t for t in results if notifiable(t)]
     if not hits:
         return ""
     names = ", ".join(html.escape(Path(t.file).name) for t in hits)
-    en = (f"Possible notifiable disease in {len(hits)} photo(s): {names}. Isolate those "
-          "animals, stop all animal movement and call the official veterinarian now.")
-    es = (f"Posible enfermedad de declaración obligatoria en {len(hits)} foto(s): {names}. "
-          "Aísle esos animales, detenga todo movimiento de animales y llame ya al "
-          "veterinario oficial.")
+    words = say(lang, "vet_herd_alert", n=len(hits), names=names)
     return ('<div id="vet-herd-alert" style="background:#c62828;color:#fff;padding:10px 14px;'
-            f'border-radius:8px;font-weight:600">⚠ {en}<br>⚠ {es}</div>')
+            f'border-radius:8px;font-weight:600">⚠ {words}</div>')
 
 
 def confidence_text(t: Triage) -> str:
@@ -289,6 +285,6 @@ def triage_many_for_ui(paths: list[Any], lang: str = "en",
     results = triage_many(files, model=model, policy="release")
     ordered = herd_order(results)
     return {"rows": herd_rows(results, lang), "headers": table_headers(lang),
-            "table": herd_table(results, lang), "alert": herd_alert(results),
+            "table": herd_table(results, lang), "alert": herd_alert(results, lang),
             "red": [i for i, t in enumerate(ordered) if notifiable(t)],
             "csv": herd_csv(results, lang), "json": herd_json(results)}

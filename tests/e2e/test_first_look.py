@@ -144,6 +144,8 @@ def test_a_herd_table_fits_a_laptop_and_a_phone_and_downloads_everything(
             assert re.fullmatch(r"\d{1,3}%|—", cell), cell
         text = table.inner_text()
         assert "nan" not in text and "0.9" not in text and "OK" not in text
+        banner = page.locator("#vet-herd-alert").inner_text()
+        assert "official veterinarian" in banner and "veterinario" not in banner
         page.screenshot(path=str(shots_dir(tmp_path) / "en_vet_herd_1366.png"), full_page=True)
         link = page.locator("#vet-herd-files tr", has=page.get_by_label("herd.json")).locator(
             "[data-testid=download-link]").first
