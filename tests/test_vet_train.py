@@ -67,3 +67,16 @@ def test_train_on_folder_per_class_writes_a_loadable_model_and_report(tmp_path):
         o = model(pixel_values=to_tensor([load_image(it.path) for it in items]))
     energy = torch.logsumexp(o.logits.float(), -1).numpy()
     assert (energy >= thr - 0.05).mean() >= 0.8
+
+
+def test_a_step_with_an_infinite_gradient_is_not_taken():
+    """One inf gradient would make AdamW's weights NaN for the rest of the run."""
+    from vet.train import finite_step
+
+    w = torch.nn.Parameter(torch.ones(3))
+    (w * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert finite_step(torch.tensor(0.5), [w])
+    w.grad[1] = float("inf")
+    assert not finite_step(torch.tensor(0.5), [w])
+    w.grad[1] = 0.0
+    assert not finite_step(torch.tensor(float("nan")), [w])
