@@ -68,8 +68,6 @@ def fit(
     ``paper`` is the border colour for ``pad``; pass it when a small copy of the
     page is at hand (``paper_colour(preview)``), which is cheaper than the full page.
     """
-    if mode not in RESIZE_MODES:
-        raise ValueError(f"resize mode must be one of {RESIZE_MODES}, not {mode!r}")
     if img.mode != "RGB":
         img = img.convert("RGB")
     if mode == "pad" and paper is None:

@@ -160,8 +160,7 @@ class Photo:
 
     def triage(self, scores: bool = True) -> Triage:
         """A fresh answer with the species and top-3 filled in (``scores``: the open-set too)."""
-        trusted = self.species_p >= SPECIES_MIN and (self.species == CATTLE
-                                                     or self.species in self.scope)
+        trusted = _trusted(self.species, self.species_p, self.scope)
         t = Triage(file=self.name, status="ok", disclaimer=_disclaimer(),
                    livestock_p=round(self.live_p, 4), species_p=round(self.species_p, 4),
                    species=self.species if trusted else "unknown",
@@ -173,6 +172,11 @@ class Photo:
 
 
 Rule = Callable[[Photo], "Triage | None"]
+
+
+def _trusted(species: str, species_p: float, scope: set[str]) -> bool:
+    """Whether the species guess is shown to the farmer (else "unknown")."""
+    return species_p >= SPECIES_MIN and (species == CATTLE or species in scope)
 
 
 def decide(
@@ -228,10 +232,10 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
     scope = species_in_scope(mass, like_training, close_up) | head_veto(species_probs)
     allowed = sorted((c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))),
                      key=lambda c: -probs[c])
-    trusted = species_p >= SPECIES_MIN and (species == CATTLE or species in scope)
     notes: dict[str, str] = {}
     if scope != {CATTLE}:
-        shown = species if trusted and species != CATTLE else min(scope - {CATTLE})
+        shown = (species if _trusted(species, species_p, scope) and species != CATTLE
+                 else min(scope - {CATTLE}))
         notes = _scope_note(shown, labels)
     detail = {"prototype_similarity": prototype_similarity, "threshold": threshold,
               "ood_threshold": ood_threshold, "energy_min": energy_min,

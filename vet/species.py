@@ -31,9 +31,16 @@ def prior_logits(imagenet_probs: torch.Tensor) -> torch.Tensor:
 def species_probs(imagenet_probs: torch.Tensor, pooled: torch.Tensor, weight: torch.Tensor,
                   bias: torch.Tensor, trained: torch.Tensor, bound: float) -> torch.Tensor:
     """P(species | a farm animal is shown), (N, species) in ``SPECIES`` order."""
-    z = F.normalize(pooled.float(), dim=-1) @ weight.float().T + bias.float()
-    correction = bound * torch.tanh(z) * trained.float()
-    return torch.softmax(prior_logits(imagenet_probs) + correction, -1)
+    unit = F.normalize(pooled.float(), dim=-1)
+    logits = head_logits(prior_logits(imagenet_probs), unit, weight.float(), bias.float(),
+                         trained.float(), bound)
+    return torch.softmax(logits, -1)
+
+
+def head_logits(prior: torch.Tensor, unit: torch.Tensor, weight: torch.Tensor,
+                bias: torch.Tensor, trained: torch.Tensor, bound: float) -> torch.Tensor:
+    """The prior moved by at most ``bound`` per species, and only where it was trained."""
+    return prior + bound * torch.tanh(unit @ weight.T + bias) * trained
 
 
 def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.ndarray,
@@ -62,8 +69,7 @@ def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.nda
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
-        z = x @ weight.T + bias
-        logits = prior + bound * torch.tanh(z) * trained
+        logits = head_logits(prior, x, weight, bias, trained, bound)
         loss = F.cross_entropy(logits, yt, weight=w_cls) + weight_decay * (weight ** 2).sum()
         loss.backward()
         return loss
