@@ -68,9 +68,14 @@ def grad_cam(model, image: Image.Image, class_index: int, size: int = IMAGE_SIZE
             total[b:d, a:c] += _resize(cam, c - a, d - b)[: d - b, : c - a]
             hits[b:d, a:c] += 1
         return total / np.maximum(hits, 1), (0, 0, w, h)
+    return _resize(cams[0], size, size), _centre_square(w, h)
+
+
+def _centre_square(w: int, h: int) -> Box:
+    """What a ``crop`` model sees of a w x h photo."""
     side = min(w, h)
     left, top = (w - side) // 2, (h - side) // 2
-    return _resize(cams[0], size, size), (left, top, left + side, top + side)
+    return left, top, left + side, top + side
 
 
 def overlay(image: Image.Image, cam: np.ndarray, box: Box | None = None,
@@ -81,10 +86,7 @@ def overlay(image: Image.Image, cam: np.ndarray, box: Box | None = None,
     what a ``crop`` model sees); outside it the photo is left uncoloured.
     """
     w, h = image.size
-    if box is None:
-        side = min(w, h)
-        box = ((w - side) // 2, (h - side) // 2, (w - side) // 2 + side, (h - side) // 2 + side)
-    x0, y0, x1, y1 = box
+    x0, y0, x1, y1 = box or _centre_square(w, h)
     full = np.zeros((h, w), dtype=np.float32)
     full[y0:y1, x0:x1] = _resize(cam, x1 - x0, y1 - y0)
     # A small red-yellow ramp: cold areas stay as they are, hot ones turn red then yellow.
