@@ -295,9 +295,12 @@ def _boxes(ink: _Ink) -> list[Box]:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
         # a frame or band symmetric both ways is one ornament with whatever it holds
         # (a boxed table of contents): it is not cut where the text inside it runs
-        for part in [b] if speck or _ornament(b, ink) else _parts(b, ink):
+        if speck or _ornament(b, ink):
+            out.append(b)
+            continue
+        for part in _parts(b, ink):
             # mirror halves are one ornament (a tailpiece's wings), never two pictures
-            whole = speck or _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
+            whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
     return out
 
