@@ -287,7 +287,13 @@ def _boxes(ink: _Ink) -> list[Box]:
     stats = _weak_components(ink)
     seeds = stats[(stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)]
     g = max(1, round(ink.px))
-    boxes = _merge([(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()], g)
+    boxes = [(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()]
+    # a band (a painted border down the page: long, and densely inked, not a thin frame
+    # line) is an ornament whole: cut where the text beside it runs, its slices are not
+    # pictures
+    bands = [b for b, (_x, _y, bw, bh, a) in zip(boxes, seeds.tolist(), strict=True)
+             if _band(b) and a >= 0.3 * bw * bh]
+    boxes = _merge(boxes, g)
     boxes = _absorb(boxes, ink.stats[1:], g)
     h, w = ink.full
     out: list[Box] = []
@@ -302,7 +308,32 @@ def _boxes(ink: _Ink) -> list[Box]:
             # mirror halves are one ornament (a tailpiece's wings), never two pictures
             whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
+    return _unslice(out, bands)
+
+
+def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:
+    """Each box that lies within a band, replaced by the whole band (once)."""
+    out: list[Box] = []
+    for b in boxes:
+        whole = next((band for band in bands if _inside(b, band) >= 0.8), b)
+        if whole not in out:
+            out.append(whole)
     return out
+
+
+def _inside(part: Box, box: Box) -> float:
+    """Share of ``part``'s area inside ``box``."""
+    ix = min(part[2], box[2]) - max(part[0], box[0])
+    iy = min(part[3], box[3]) - max(part[1], box[1])
+    if ix <= 0 or iy <= 0:
+        return 0.0
+    return ix * iy / max(1, (part[2] - part[0]) * (part[3] - part[1]))
+
+
+def _band(box: Box) -> bool:
+    """More than three times as long as wide: a border band, never a picture's shape."""
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    return max(bw, bh) > 3 * min(bw, bh)
 
 
 def _weak_components(ink: _Ink) -> np.ndarray:
@@ -675,7 +706,11 @@ def _title_row(box: Box, ink: _Ink) -> bool:
     ch, oh = h[cand][:, None], h[others][None, :]
     overlap = (np.minimum(y[cand][:, None] + ch, y[others][None, :] + oh)
                - np.maximum(y[cand][:, None], y[others][None, :]))
-    alike = (np.abs(oh - ch) <= 0.2 * ch) & (overlap >= 0.7 * np.minimum(ch, oh))
+    low = np.minimum(ch, oh)
+    # the same size; or the same cap line with a tail below it (a Q, a J: up to half again)
+    capped = ((np.abs(y[cand][:, None] - y[others][None, :]) <= 0.15 * low)
+              & (np.maximum(ch, oh) <= 1.5 * low))
+    alike = ((np.abs(oh - ch) <= 0.2 * ch) | capped) & (overlap >= 0.7 * low)
     titled = [i for i in cand[alike.sum(axis=1) >= 4] if _holes(ink, i + 1) <= 2]
     return float(a[titled].sum()) >= 0.5 * float(ink.strong[y0:y1, x0:x1].sum())
 
@@ -727,14 +762,46 @@ def _small_ornament(box: Box, ink: _Ink) -> str:
     bw, bh = x1 - x0, y1 - y0
     if bh >= PARAMS["small_h"] * ink.th:
         return ""
-    aspect = bw / max(1, bh)
-    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
-    # a painted ground, about square (a dark standing figure is taller than wide)
-    solid = 0.7 <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
-    if (square or solid) and _text_runs_on(box, ink) >= bw:
+    # a painted initial's pale ground can glue on the words set beside it: its own block
+    # is an initial even when narrow (a tall painted letter); a standing figure has no
+    # lines of text inside its box
+    core = _core(box, ink)
+    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
         return "initial"
     wide = bw >= 0.85 * bh
     return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
+
+
+def _initial(box: Box, ink: _Ink, narrow: float = 0.7) -> bool:
+    """A square block, or a solid one no narrower than ``narrow`` of its height, with
+    lines of text running on at its right for at least its width."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    aspect = bw / max(1, bh)
+    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
+    # a painted ground, about square (a dark standing figure is taller than wide)
+    solid = narrow <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
+    return (square or solid) and _text_runs_on(box, ink) >= bw
+
+
+def _core(box: Box, ink: _Ink) -> Box:
+    """The solid block at a box's left when the rest of the box is words glued on: its
+    run of columns 60% full of ink (a painted initial's ground; lines of text never
+    fill a column that much), and beyond it, glyph-sized shapes only. Else the box."""
+    x0, y0, x1, y1 = box
+    dense = ink.weak[y0:y1, x0:x1].mean(axis=0) >= 0.6
+    lead = int(np.argmax(dense)) if dense.any() else len(dense)
+    if lead > ink.th:
+        return box
+    run = _runs(dense[lead:], 1)
+    end = x0 + lead + (run[0][1] if run and run[0][0] == 0 else 0)
+    if end - x0 - lead < 2 * ink.th or x1 - end < 2 * ink.th:
+        return box
+    rest = ink.strong[y0:y1, end:x1]
+    # words, most of them apart (the first may be glued on): not a picture's own ink
+    if not rest.any() or ink.glyphs[y0:y1, end:x1][rest].mean() < 0.6:
+        return box
+    return _tighten((x0 + lead, y0, end, y1), ink.strong) or box
 
 
 def _alone(box: Box, ink: _Ink) -> bool:

@@ -151,6 +151,39 @@ def test_an_initial_beside_its_text_is_an_ornament(shared_data):
     assert any(r.reason == "initial" and r.kind == "ornament" for r in regions)
 
 
+@pytest.mark.parametrize("name", ["btv1b8626779r_f32.jpg", "btv1b8626779r_f47.jpg"])
+def test_a_painted_border_beside_a_miniature_is_one_ornament_not_a_crop(shared_data, name):
+    """btv1b8626779r f32, f47: a painted border runs down the page beside the miniature;
+    cut where the text beside it runs, a slice of it was kept as a picture."""
+    page, preview = early(shared_data, name)
+    regions = F.candidates(preview)
+    kept = [r.box for r in regions if r.kept]
+    assert len(kept) == len(E.match(page.truth, kept)) == len(page.truth) == 1
+    border = page.ornaments[0]
+    assert not any(E.overlap(b, border) > 0.3 for b in kept)
+    assert any(r.kind == "ornament" and E.iou(r.box, border) >= 0.7 for r in regions)
+
+
+def test_an_initial_with_words_glued_on_is_an_initial(shared_data):
+    """btv1b8626772v f20: the painted initial's pale ground glues the first words of its
+    lines on; the candidate is an initial, not a crop."""
+    page, preview = early(shared_data, "btv1b8626772v_f20.jpg")
+    regions = F.candidates(preview)
+    kept = [r.box for r in regions if r.kept]
+    assert len(kept) == len(E.match(page.truth, kept)) == 1
+    assert any(r.reason == "initial" and 0.15 < r.box[0] < 0.25 and 0.4 < r.box[1] < 0.5
+               for r in regions)
+
+
+def test_a_title_letter_with_a_tail_is_lettering(shared_data):
+    """btv1b8626243d f9: the Q of TRAGIQVES, its tail below the line and glued to the V,
+    is a letter of the title row, not a picture."""
+    _page, preview = early(shared_data, "btv1b8626243d_f9.jpg")
+    regions = F.candidates(preview)
+    assert not any(r.kept and r.box[3] < 0.25 for r in regions)  # nothing kept in the title
+    assert sum(r.reason == "lettering" and 0.1 < r.box[1] < 0.15 for r in regions) >= 6
+
+
 def test_reasons_are_codes_with_words(shared_data):
     _page, preview = early(shared_data, "qun-607-5_00001-00179.pdf_page_13.jpg")
     for r in F.candidates(preview):
