@@ -7,8 +7,8 @@ line of text in red or blue: text, which a picture's box must never take in.
 
 How: every colour is measured against the page's own paper (its median hue), so a cream,
 grey or white paper means the same. Coloured ink is clearly more saturated than the
-paper and darker than it. A stamp is a blob of coloured ink (its strokes closed over by
-about a text height), several text heights across, of one hue, and round or oval: almost
+paper and darker than it. A stamp is a blob of (pale) coloured ink, its strokes closed
+over, several text heights across, of one hue, and round or oval: almost
 none of its ink lies outside the ellipse inscribed in its box. A painted initial is
 square (ink in the corners) and a miniature has many hues, so neither is a stamp.
 """
@@ -20,13 +20,19 @@ import numpy as np
 
 Box = tuple[int, int, int, int]
 CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink
+# A stamp's thin lines, shrunk to the preview, mix with the paper and the print under
+# them: most of its pixels are paler than that. Its shape and one hue tell it apart, so
+# it is looked for in the paler ink, its strokes closed over by three text heights.
+PALE = 7.0
+STAMP_CLOSE = 3.0
 PAPER_HUE = 35.0  # degrees: ink that far from the paper's own tint at most is brown, a stain
 ONE_HUE = 0.85  # mean resultant length of a stamp's hue angles (1: a single hue)
 OUTSIDE_ELLIPSE = 0.1  # most share of a stamp's blob outside its box's inscribed ellipse
 MIN_GLYPHS = 3  # separate shapes in a run of coloured ink that make it a line of text
 
 
-def coloured(rgb: np.ndarray, paper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def coloured(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA
+             ) -> tuple[np.ndarray, np.ndarray]:
     """Mask of coloured ink, and every pixel's a/b offset from the paper (int16, 2 x H x W).
 
     Coloured ink is darker than the paper, far from it in hue and more saturated than
@@ -43,7 +49,7 @@ def coloured(rgb: np.ndarray, paper: np.ndarray) -> tuple[np.ndarray, np.ndarray
     off2 = ab[0] * ab[0] + ab[1] * ab[1]
     tint2 = pa * pa + pb * pb
     own = np.sqrt((a * a + b * b).astype(np.float32))
-    mask = ((off2 >= CHROMA * CHROMA) & (own >= np.sqrt(tint2) + 5)
+    mask = ((off2 >= chroma * chroma) & (own >= np.sqrt(tint2) + 5)
             & (lab[..., 0] <= _median(lab[..., 0][paper]) - 8))
     if tint2 >= 25:  # a tinted paper: ink that only deepens its tint is brown, or a stain
         cos = (ab[0] * pa + ab[1] * pb) / np.sqrt(np.maximum(1, off2 * tint2).astype(np.float32))
@@ -51,10 +57,15 @@ def coloured(rgb: np.ndarray, paper: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return mask, ab
 
 
-def has_colour(rgb: np.ndarray, paper: np.ndarray) -> bool:
+def vivid(mask: np.ndarray, ab: np.ndarray) -> np.ndarray:
+    """The part of a ``coloured(..., chroma=PALE)`` mask that is CHROMA from the paper."""
+    return mask & (ab[0] * ab[0] + ab[1] * ab[1] >= CHROMA * CHROMA)
+
+
+def has_colour(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA) -> bool:
     """Whether a page carries any coloured ink at all, from every fourth pixel each way:
     most pages are black on paper, and they skip the rest."""
-    return bool(coloured(rgb[::4, ::4], paper[::4, ::4])[0].mean() >= 0.0005)
+    return bool(coloured(rgb[::4, ::4], paper[::4, ::4], chroma)[0].mean() >= 0.0005)
 
 
 def _median(values: np.ndarray) -> int:
@@ -68,7 +79,7 @@ def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
     if not mask.any():
         return []
     h, w = mask.shape
-    k = max(3, int(round(2 * th)) | 1)
+    k = max(3, int(round(STAMP_CLOSE * th)) | 1)
     blobs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
     contours, _h = cv2.findContours(blobs, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     out = []

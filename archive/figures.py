@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive.colour_ink import coloured, has_colour, rubrics, stamps
+from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
 from archive.text_rhythm import glyph_mask, text_zone
@@ -220,13 +220,14 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
     labels, stats = _components(strong)
     th = _text_height(stats[1:], strong.shape)
     found, rubric = [], np.zeros_like(strong)
-    if rgb is not None and has_colour(rgb, ~weak):
-        colour, ab = coloured(rgb, ~weak)
-        found = stamps(colour, ab, th)
+    if rgb is not None and has_colour(rgb, ~weak, PALE):
+        pale, ab = coloured(rgb, ~weak, PALE)
+        colour = vivid(pale, ab)
+        found = stamps(pale, ab, th)
         if found:  # a stamp's ink is no one's: not the title's, not the woodcut's
             inked = np.zeros_like(strong)
             for x0, y0, x1, y1 in found:
-                inked[y0:y1, x0:x1] = colour[y0:y1, x0:x1]
+                inked[y0:y1, x0:x1] = pale[y0:y1, x0:x1]
             inked = cv2.dilate(inked.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
             strong &= ~inked
             weak &= ~inked

@@ -104,6 +104,22 @@ def test_a_stamp_inked_over_text_on_a_scan_is_found(shared_data):
                and not r.kept for r in regions)
 
 
+@pytest.mark.parametrize(("background", "source", "seed"), [
+    ("grey", "moreno", 100), ("white", "moreno", 203), ("dark", "composite", 10)])
+def test_a_pale_stamp_shrunk_to_the_preview_is_found(shared_data, background, source, seed):
+    """Real stamps whose thin red lines, at preview scale, mix with the paper under them
+    (the ones the finder used to miss): a stamp candidate, and no crop takes it in."""
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    scan = scans.scan(background, source, seed=seed)
+    stamp = scan.others["stamp"]
+    regions = F.candidates(scan.preview())
+    assert any(r.kind == "stamp" and E.iou(r.box, stamp) >= 0.5 and not r.kept
+               for r in regions)
+    assert not any(r.kept and E.overlap(stamp, r.box) > 0.3 for r in regions)
+
+
 def test_two_stacked_miniatures_give_two_crops(shared_data):
     """Two real painted miniatures (btv1b8626772v f21 and f23, each cut with the paper and
     print around it) set one above the other with a strip of paper between: two crops."""
