@@ -17,7 +17,8 @@ HOG, OX, HEN, MASK = 341, 345, 8, 643
 
 def imagenet(**mass: float) -> torch.Tensor:
     """ImageNet probabilities with the given mass on named classes, the rest spread out."""
-    idx = {"hog": HOG, "ox": OX, "hen": HEN, "mask": MASK, "llama": 355}
+    idx = {"hog": HOG, "ox": OX, "hen": HEN, "mask": MASK, "llama": 355, "ibex": 350,
+           "gazelle": 353, "dane": 246}
     p = torch.zeros(1000)
     for k, v in mass.items():
         p[idx[k]] = v
@@ -212,7 +213,8 @@ def _sweep() -> list[Triage]:
     refs = [imagenet(**m) for m in ({"ox": 0.7}, {"ox": 0.05}, {"mask": 0.6}, {"hog": 0.9},
                                     {"hog": 0.07}, {"hog": 0.15}, {"hen": 0.9},
                                     {"hen": 0.3, "ox": 0.05}, {"ox": 0.5, "llama": 0.3},
-                                    {"ox": 0.3, "llama": 0.4}, {"llama": 0.8})]
+                                    {"ox": 0.3, "llama": 0.4}, {"llama": 0.8},
+                                    {"ox": 0.3, "ibex": 0.1})]
     beliefs = [probs(**{c: p}) for c in LABELS for p in (0.4, 0.7, 0.95)]
     beliefs += [probs(mastitis=0.7, fmd=FMD_ALERT + 0.02), probs(fmd=0.1, healthy=0.85)]
     shares = [None, {"fmd": 0.1, "healthy": 0.1, "lumpy_skin": 0.1, "mastitis": 0.6,
@@ -320,3 +322,29 @@ def test_a_species_head_that_clearly_sees_a_pig_sheep_or_goat_allows_no_cattle_c
                                species_probs=head(**{sp: p}))
                     if float(ref[OX]) < 0.5:
                         assert t.condition not in cattle_only, (sp, p, c, t)
+
+
+def test_a_whole_animal_not_clearly_cattle_gets_no_whole_animal_condition_unless_sure():
+    """A goat that ImageNet half takes for an ox (and partly for an ibex or a gazelle) is
+    not told it is a healthy cow or has lumpy skin; a clear ox, a sure answer, or a close-up
+    where ImageNet sees no four-legged animal keep their answer."""
+    goat_like = imagenet(ox=0.3, ibex=0.1)
+    for cond in ("healthy", "lumpy_skin"):
+        t = run(probs(**{cond: 0.85}), goat_like)
+        assert t.status == "uncertain" and t.reason_code == "maybe_not_cattle", t
+        assert t.condition is None and t.top == [] and t.reason_about == cond
+        assert "cattle only" in why_uncertain(t, "en") and "vacas" in why_uncertain(t, "es")
+        hint = run(probs(**{cond: 0.6}), goat_like)  # no unsure hint either
+        assert hint.condition is None and hint.reason_code == "maybe_not_cattle"
+        assert run(probs(**{cond: 0.95}), goat_like).condition == cond  # sure: answered
+        assert run(probs(**{cond: 0.85}), imagenet(ox=0.7)).status == "ok"  # a clear ox
+        # little cattle mass, a dog breed in its place: whole animal, not clearly cattle
+        assert run(probs(**{cond: 0.85}), imagenet(ox=0.05, dane=0.5)).condition is None
+    # an udder or eye close-up: ImageNet sees no four-legged animal, the answer stands
+    assert run(probs(healthy=0.85), imagenet(mask=0.6)).condition == "healthy"
+    # mastitis and pinkeye are seen on close-ups only: the rule leaves them alone
+    assert run(probs(pinkeye=0.85), goat_like).condition == "pinkeye"
+    # a withheld answer with a real chance of FMD still gets the FMD warning
+    t = run(probs(lumpy_skin=0.7, fmd=FMD_ALERT + 0.05), goat_like)
+    assert t.reason_code == "fmd_possible" and t.condition == "fmd"
+    assert "foot-and-mouth" in t.advice["en"].lower()

@@ -20,7 +20,15 @@ SPECIES_CLASSES: dict[str, tuple[int, ...]] = {
     "horse": (339, 603),  # sorrel, horse cart
     "camelid": (354, 355),  # dromedary, llama
 }
+# Where ImageNet puts goats (it has no domestic goat) and sheep: ram, bighorn, ibex,
+# hartebeest, impala, gazelle (the goat-like bovids).
+CAPRINE_CLASSES: tuple[int, ...] = (348, 349, 350, 351, 352, 353)
 FARM_CLASSES: tuple[int, ...] = tuple(sorted({i for v in SPECIES_CLASSES.values() for i in v}))
+# A whole four-legged animal to ImageNet: the hoofed classes above plus its dogs (151-268),
+# where whole goats and spotted cows often land; an eye or udder close-up gets little here.
+QUADRUPED_CLASSES: tuple[int, ...] = tuple(sorted(
+    {i for s, v in SPECIES_CLASSES.items() if s not in ("chicken", "duck") for i in v}
+    | set(CAPRINE_CLASSES) | set(range(151, 269))))
 SPECIES_ES = {"chicken": "gallina", "duck": "pato", "cow": "vaca", "pig": "cerdo",
               "sheep": "oveja", "goat": "cabra", "horse": "caballo", "camelid": "camélido",
               "unknown": "desconocida"}
@@ -29,6 +37,12 @@ SPECIES_ES = {"chicken": "gallina", "duck": "pato", "cow": "vaca", "pig": "cerdo
 def farm_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
     """Probability mass on farm-animal classes, per row."""
     return imagenet_probs[..., list(FARM_CLASSES)].sum(-1)
+
+
+def hoofed_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
+    """Probability mass on hoofed farm species and the goat-like bovids (what FMD infects)."""
+    idx = [i for s, v in SPECIES_CLASSES.items() if s not in ("chicken", "duck") for i in v]
+    return imagenet_probs[..., idx + list(CAPRINE_CLASSES)].sum(-1)
 
 
 def species_scores(

@@ -25,7 +25,15 @@ from typing import Any, NamedTuple
 import torch
 from PIL import Image
 
-from vet.gate import animal_mass, farm_mass, is_livestock, species_scores
+from vet.gate import (
+    CAPRINE_CLASSES,
+    QUADRUPED_CLASSES,
+    animal_mass,
+    farm_mass,
+    hoofed_mass,
+    is_livestock,
+    species_scores,
+)
 from vet.imaging import IMAGE_SIZE, BadImage, load_image, to_tensor, view_counts
 from vet.labels import answer_columns, answer_logits, answer_sums
 from vet.labels import base as base_label
@@ -48,6 +56,18 @@ SPECIES_PLAUSIBLE = 0.2  # a species with this much ImageNet mass limits what ma
 # ... and the best guess at this much: below it udder and eye close-ups (which ImageNet
 # often calls a weak "pig") would lose every cattle condition.
 SPECIES_TOP_KEPT = 0.1
+# A condition named from the whole animal (``whole_animal`` in conditions.json: healthy,
+# lumpy skin) is cattle-only, and ImageNet has no goat: a goat it half takes for an ox
+# would get it. On a photo where ImageNet sees a whole four-legged animal (hoofed or dog
+# classes, where it puts goats, at least WHOLE_SEEN) it is named only when ImageNet
+# clearly sees cattle (cattle mass at least CATTLE_SEEN, goat-like bovids under
+# CAPRINE_SHARE of it) or the answer is at least WHOLE_SURE. Chosen on the train split of
+# livestock/species (pig, sheep, goat photos given a cattle-only condition) against the
+# licensed validation photos (right answers kept): ``python bench/vet_cattle_rule.py``.
+WHOLE_SEEN = 0.2
+CATTLE_SEEN = 0.2
+CAPRINE_SHARE = 0.1
+WHOLE_SURE = 0.9
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,7 +136,7 @@ REASON_CODES = {
     "not_livestock": ("not_livestock",),
     "uncertain": ("fmd_possible", "species_unclear", "species_not_screened",
                   "unlike_training", "no_sign_for_species", "unlike_condition",
-                  "species_doubt", "low_confidence"),
+                  "maybe_not_cattle", "species_doubt", "low_confidence"),
 }
 
 
@@ -241,7 +261,8 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
               "ood_threshold": ood_threshold, "energy_min": energy_min,
               "ood_distance": None if ood_distance is None else round(ood_distance, 2),
               "energy": None if energy is None else round(energy, 3),
-              "raw_distance": ood_distance, "raw_energy": energy}
+              "raw_distance": ood_distance, "raw_energy": energy,
+              "cattle_mass": float(species_scores(imagenet_probs, (CATTLE,))[..., 0])}
     return Photo(
         name=name, probs=probs, imagenet_probs=imagenet_probs,
         livestock=is_livestock(imagenet_probs, prototype_similarity, threshold),
@@ -343,6 +364,39 @@ def few_neighbours(ph: Photo) -> Triage | None:
                       f"nearest are {best}, under {ph.neighbour_min:.0%})", about=best)
 
 
+def cattle_evidence(ph: Photo) -> Triage | None:
+    """A condition seen on the whole animal is named only if the animal is clearly cattle
+    to ImageNet, or the answer is sure: goats and sheep look like cattle to the condition
+    head, and a cattle condition on a goat is wrong however it is put."""
+    best = ph.best
+    if (not _info(best).get("whole_animal") or ph.probs[best] >= WHOLE_SURE
+            or cattle_seen(ph.imagenet_probs)):
+        return None
+    t = ph.triage()
+    t.top = []
+    if (FMD in ph.allowed and ph.p_fmd >= FMD_ALERT
+            and float(hoofed_mass(ph.imagenet_probs)) >= SPECIES_MIN):
+        _answer(t, FMD, ph.p_fmd)
+        t.top = [{"label": FMD, "p": round(ph.p_fmd, 4)}]
+        return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
+                          f"possible foot-and-mouth disease, and {best} needs a clear cow "
+                          f"({ph.p_fmd:.0%})", tips=False)
+    return _uncertain(t, ph.notes, "maybe_not_cattle",
+                      f"{best} {ph.probs[best]:.0%} is for cattle, and the animal is not clearly "
+                      f"a cow (cattle mass {ph.detail['cattle_mass']:.2f})", about=best)
+
+
+def cattle_seen(imagenet_probs: Any) -> bool:
+    """ImageNet's classes clearly show cattle (enough cattle mass, little on the goat-like
+    bovids where it puts goats), or no whole four-legged animal at all (a close-up of an
+    eye, an udder or skin, where its species guess says nothing)."""
+    p = torch.as_tensor(imagenet_probs, dtype=torch.float32)
+    if float(p[list(QUADRUPED_CLASSES)].sum()) < WHOLE_SEEN:
+        return True
+    cow = float(species_scores(p, (CATTLE,)))
+    return cow >= CATTLE_SEEN and float(p[list(CAPRINE_CLASSES)].sum()) < CAPRINE_SHARE * cow
+
+
 def species_doubt(ph: Photo) -> Triage | None:
     """An unsure answer is not shown when the best species guess, however weak, is one the
     condition never applies to (a pig's snout half taken for an udder)."""
@@ -377,7 +431,8 @@ def answered(ph: Photo) -> Triage:
 
 # The gate cascade, top to bottom; the first verdict wins.
 RULES: tuple[Rule, ...] = (not_livestock, species_scope, fmd_alert, unlike_training,
-                           no_sign_for_species, few_neighbours, species_doubt, low_confidence)
+                           no_sign_for_species, few_neighbours, cattle_evidence, species_doubt,
+                           low_confidence)
 
 
 def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool,
