@@ -287,6 +287,7 @@ def _boxes(ink: _Ink) -> list[Box]:
     th = ink.th
     stats = _weak_components(ink)
     seeds = stats[(stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)]
+    seeds = seeds[~_page_frame(seeds)]
     g = max(1, round(ink.px))
     boxes = [(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()]
     # a band (a painted border down the page: long, and densely inked, not a thin frame
@@ -310,6 +311,19 @@ def _boxes(ink: _Ink) -> list[Box]:
             whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
     return _unslice(out, bands)
+
+
+def _page_frame(seeds: np.ndarray) -> np.ndarray:
+    """Per seed: thin rules framing a page or a text block, with what it frames: sparse
+    (a tenth of its box inked), holding two other seeds or more, none of which fills
+    most of it. A picture's own frame line holds the picture, which fills it."""
+    x, y, w, h, a = (seeds[:, i].astype(np.int64) for i in range(5))
+    inside = ((x[None, :] >= x[:, None]) & (y[None, :] >= y[:, None])
+              & (x[None, :] + w[None, :] <= x[:, None] + w[:, None])
+              & (y[None, :] + h[None, :] <= y[:, None] + h[:, None]))
+    np.fill_diagonal(inside, False)
+    fills = inside & ((w * h)[None, :] >= 0.6 * (w * h)[:, None])
+    return (a < 0.1 * w * h) & (inside.sum(axis=1) >= 2) & ~fills.any(axis=1)
 
 
 def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:

@@ -200,6 +200,16 @@ def test_a_title_letter_with_a_tail_is_lettering(shared_data):
     assert sum(r.reason == "lettering" and 0.1 < r.box[1] < 0.15 for r in regions) >= 6
 
 
+def test_a_woodcut_inside_the_page_frame_is_cropped_alone(shared_data):
+    """bpt6k15260973 f9: thin rules frame the whole title page (title, initial, woodcut,
+    imprint); the frame no longer joins them into one box over the page."""
+    page, preview = early(shared_data, "bpt6k15260973_f9.jpg")
+    kept = [r.box for r in F.figures(preview)]
+    matched = E.match(page.truth, kept)
+    assert len(matched) == 1 and matched[0][2] >= 0.75
+    assert all(E.area(b) < 0.5 for b in kept)
+
+
 def test_reasons_are_codes_with_words(shared_data):
     _page, preview = early(shared_data, "qun-607-5_00001-00179.pdf_page_13.jpg")
     for r in F.candidates(preview):
