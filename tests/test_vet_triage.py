@@ -143,8 +143,9 @@ def test_other_species_are_rarely_answered_and_never_with_a_cattle_only_conditio
     results = triage_many(photos, policy="keep")
     answered = [(p.parent.name, t.condition) for p, t in zip(photos, results, strict=True)
                 if t.status == "ok"]
-    # Measured on all 450 such photos: 42 (9.3%) get an "ok" answer (goats taken for
-    # cattle, small blurry pigs called FMD); a margin above that here.
+    # Measured on all 450 such photos: 27 (6.0%) get an "ok" answer (42 before the
+    # cattle_evidence rule: goats taken for cattle; small blurry pigs called FMD); a margin
+    # above that here.
     assert len(answered) <= 0.2 * len(photos), answered
     for p, t in zip(photos, results, strict=True):
         if t.species in ("pig", "sheep", "goat"):

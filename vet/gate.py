@@ -24,11 +24,14 @@ SPECIES_CLASSES: dict[str, tuple[int, ...]] = {
 # hartebeest, impala, gazelle (the goat-like bovids).
 CAPRINE_CLASSES: tuple[int, ...] = (348, 349, 350, 351, 352, 353)
 FARM_CLASSES: tuple[int, ...] = tuple(sorted({i for v in SPECIES_CLASSES.values() for i in v}))
-# A whole four-legged animal to ImageNet: the hoofed classes above plus its dogs (151-268),
-# where whole goats and spotted cows often land; an eye or udder close-up gets little here.
-QUADRUPED_CLASSES: tuple[int, ...] = tuple(sorted(
+# The hoofed animals FMD infects, as ImageNet sees them: the farm classes but the birds,
+# plus the goat-like bovids.
+HOOFED_CLASSES: tuple[int, ...] = tuple(sorted(
     {i for s, v in SPECIES_CLASSES.items() if s not in ("chicken", "duck") for i in v}
-    | set(CAPRINE_CLASSES) | set(range(151, 269))))
+    | set(CAPRINE_CLASSES)))
+# A whole four-legged animal to ImageNet: the hoofed classes plus its dogs (151-268),
+# where whole goats and spotted cows often land; an eye or udder close-up gets little here.
+QUADRUPED_CLASSES: tuple[int, ...] = tuple(sorted(set(HOOFED_CLASSES) | set(range(151, 269))))
 SPECIES_ES = {"chicken": "gallina", "duck": "pato", "cow": "vaca", "pig": "cerdo",
               "sheep": "oveja", "goat": "cabra", "horse": "caballo", "camelid": "camélido",
               "unknown": "desconocida"}
@@ -41,8 +44,7 @@ def farm_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
 
 def hoofed_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
     """Probability mass on hoofed farm species and the goat-like bovids (what FMD infects)."""
-    idx = [i for s, v in SPECIES_CLASSES.items() if s not in ("chicken", "duck") for i in v]
-    return imagenet_probs[..., idx + list(CAPRINE_CLASSES)].sum(-1)
+    return imagenet_probs[..., list(HOOFED_CLASSES)].sum(-1)
 
 
 def species_scores(

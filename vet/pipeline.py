@@ -299,11 +299,8 @@ def species_scope(ph: Photo) -> Triage | None:
     scope = " or ".join(sorted(ph.scope))
     if (FMD in ph.probs and ph.p_fmd >= FMD_ALERT and ph.scope.isdisjoint(BIRDS)
             and ph.scope & set(_info(FMD).get("species", []))):
-        _answer(t, FMD, ph.p_fmd)
-        t.top = [{"label": FMD, "p": round(ph.p_fmd, 4)}]
-        return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
-                          f"possible foot-and-mouth disease, species unclear "
-                          f"({scope}; {ph.p_fmd:.0%})", tips=False)
+        return _fmd_warning(t, ph, f"possible foot-and-mouth disease, species unclear "
+                                   f"({scope}; {ph.p_fmd:.0%})")
     if len(ph.scope) > 1:  # e.g. a cow that ImageNet also takes for a camelid
         return _uncertain(t, ph.notes, "species_unclear", f"species unclear ({scope}): "
                           "no condition can be screened for all of them")
@@ -369,24 +366,22 @@ def cattle_evidence(ph: Photo) -> Triage | None:
     to ImageNet, or the answer is sure: goats and sheep look like cattle to the condition
     head, and a cattle condition on a goat is wrong however it is put."""
     best = ph.best
-    if (not _info(best).get("whole_animal") or ph.probs[best] >= WHOLE_SURE
-            or cattle_seen(ph.imagenet_probs)):
+    info = _info(best)
+    if (not info.get("whole_animal") or set(info.get("species", [CATTLE])) != {CATTLE}
+            or ph.probs[best] >= WHOLE_SURE or cattle_clear(ph.imagenet_probs)):
         return None
     t = ph.triage()
     t.top = []
     if (FMD in ph.allowed and ph.p_fmd >= FMD_ALERT
             and float(hoofed_mass(ph.imagenet_probs)) >= SPECIES_MIN):
-        _answer(t, FMD, ph.p_fmd)
-        t.top = [{"label": FMD, "p": round(ph.p_fmd, 4)}]
-        return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
-                          f"possible foot-and-mouth disease, and {best} needs a clear cow "
-                          f"({ph.p_fmd:.0%})", tips=False)
+        return _fmd_warning(t, ph, f"possible foot-and-mouth disease, and {best} needs a "
+                                   f"clear cow ({ph.p_fmd:.0%})")
     return _uncertain(t, ph.notes, "maybe_not_cattle",
                       f"{best} {ph.probs[best]:.0%} is for cattle, and the animal is not clearly "
                       f"a cow (cattle mass {ph.detail['cattle_mass']:.2f})", about=best)
 
 
-def cattle_seen(imagenet_probs: Any) -> bool:
+def cattle_clear(imagenet_probs: Any) -> bool:
     """ImageNet's classes clearly show cattle (enough cattle mass, little on the goat-like
     bovids where it puts goats), or no whole four-legged animal at all (a close-up of an
     eye, an udder or skin, where its species guess says nothing)."""
@@ -527,6 +522,14 @@ def _uncertain(base: Triage, advice: dict[str, str], code: str, reason: str,
         base.urgency = None
     base.advice = _join(advice, table()["tips"]) if tips else _join(advice)
     return base
+
+
+def _fmd_warning(base: Triage, ph: Photo, reason: str) -> Triage:
+    """``uncertain`` with the FMD warning and FMD as the only condition shown."""
+    _answer(base, FMD, ph.p_fmd)
+    base.top = [{"label": FMD, "p": round(ph.p_fmd, 4)}]
+    return _uncertain(base, _join(table()["fmd_warning"], ph.notes), "fmd_possible", reason,
+                      tips=False)
 
 
 def _scope_note(species: str, labels: list[str]) -> dict[str, str]:
