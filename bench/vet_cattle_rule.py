@@ -19,34 +19,17 @@ import itertools
 import sys
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.vet_eval import load_all, shared, tally  # noqa: E402
+from bench.vet_eval import bench_model, photo_outputs, species_photos, tally  # noqa: E402
 from vet import pipeline  # noqa: E402
-from vet.imaging import to_tensor, view_counts  # noqa: E402
-from vet.model_io import load_model, model_source  # noqa: E402
-from vet.pipeline import decide, decide_args, per_photo  # noqa: E402
+from vet.pipeline import decide  # noqa: E402
 from vet.train_data import read_split  # noqa: E402
 
 CATTLE_ONLY = {"healthy", "lumpy_skin", "mastitis", "pinkeye"}
 GRID = {"WHOLE_SEEN": (0.1, 0.2, 0.3), "CATTLE_SEEN": (0.1, 0.2, 0.3),
         "CAPRINE_SHARE": (0.1, 0.15, 0.2), "WHOLE_SURE": (0.85, 0.9, 0.95)}
-
-
-def outputs(model, paths: list[Path], desc: str) -> tuple[list, list[int]]:
-    """``decide``'s arguments for every readable photo (computed once)."""
-    imgs, kept = load_all(paths, desc)
-    cfg, rows = model.config, []
-    fit, size = getattr(cfg, "image_fit", "crop"), int(getattr(cfg, "image_size", 224))
-    with torch.inference_mode():
-        for s in range(0, len(imgs), 32):
-            chunk = imgs[s: s + 32]
-            rows += decide_args(cfg, per_photo(model(pixel_values=to_tensor(chunk, size, fit)),
-                                               view_counts(chunk, fit)))
-    return rows, kept
 
 
 def score(species_rows: list, species: list[str], val_rows: list, truths: list[str]) -> dict:
@@ -66,22 +49,14 @@ def main() -> int:
     ap.add_argument("--model", default=None)
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    data = shared()
-    src = model_source(args.model)
-    model = load_model(src)
+    data, src, model = bench_model(args)
     answer = set(model.config.answer_labels)
-    sp_paths, sp_names = [], []
-    for sp in ("chicken", "cow", "duck", "goat", "pig", "sheep"):
-        p = sorted((data / "livestock/species/train" / sp).glob("*"))
-        sp_paths += p
-        sp_names += [sp] * len(p)
-    sp_rows, kept = outputs(model, sp_paths, "species train split")
+    sp_paths, sp_names = species_photos(data, "train")
+    sp_rows, _, kept = photo_outputs(model, sp_paths, "species train split")
     sp_names = [sp_names[k] for k in kept]
     val = [it for it in read_split(Path(src) / "val_split.csv", data / "livestock")
            if it.label in answer]
-    val_rows, kept = outputs(model, [it.path for it in val], "licensed validation photos")
+    val_rows, _, kept = photo_outputs(model, [it.path for it in val], "licensed validation photos")
     truths = [val[k].label for k in kept]
 
     shipped = {k: getattr(pipeline, k) for k in GRID}

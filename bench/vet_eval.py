@@ -62,6 +62,41 @@ def load_all(paths: list[Path], desc: str) -> tuple[list[Image.Image], list[int]
     return imgs, kept
 
 
+def bench_model(args: argparse.Namespace) -> tuple[Path, str, object]:
+    """The shared data folder, the model source and the loaded model of a bench's
+    ``--model`` / ``--threads`` arguments."""
+    if getattr(args, "threads", 0):
+        torch.set_num_threads(args.threads)
+    src = model_source(args.model)
+    return shared(), src, load_model(src)
+
+
+def species_photos(data: Path, split: str, species: tuple[str, ...] = SPECIES
+                   ) -> tuple[list[Path], list[str]]:
+    """The livestock/species photos of one split, and each photo's species."""
+    paths, names = [], []
+    for sp in species:
+        p = sorted((data / "livestock/species" / split / sp).glob("*"))
+        paths += p
+        names += [sp] * len(p)
+    return paths, names
+
+
+def photo_outputs(model, paths: list[Path], desc: str) -> tuple[list, torch.Tensor, list[int]]:
+    """``decide``'s arguments and the ImageNet pooled features per readable photo, for
+    benches that sweep the rules over one forward pass."""
+    imgs, kept = load_all(paths, desc)
+    cfg, rows, pooled = model.config, [], []
+    fit, size = getattr(cfg, "image_fit", "crop"), int(getattr(cfg, "image_size", 224))
+    with torch.inference_mode():
+        for s in range(0, len(imgs), 32):
+            chunk = imgs[s: s + 32]
+            o = per_photo(model(pixel_values=to_tensor(chunk, size, fit)), view_counts(chunk, fit))
+            rows += decide_args(cfg, o)
+            pooled.append(o.reference_pooled.float())
+    return rows, (torch.cat(pooled) if pooled else torch.zeros(0)), kept
+
+
 def run(model, images: list[Image.Image], names: list[str], bs: int = 32) -> dict:
     """Triage answers plus the raw scores the AUROC needs, for a list of images."""
     cfg = model.config

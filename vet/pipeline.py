@@ -9,7 +9,10 @@ withholds every non-notifiable answer (``uncertain`` plus the FMD warning); a
 photo far from every training class in the condition features (Mahalanobis
 distance), or one whose logits carry little evidence for any trained class (a
 low energy score), is ``uncertain`` ("unlike the photos the model learned
-from"), and so is a low-confidence one; only then ``ok``.
+from"); a condition named from the whole animal (healthy, lumpy skin) on a four-legged
+animal that ImageNet does not clearly see as cattle is withheld (goats, which ImageNet has
+no class for, look like cattle to the condition head); a low-confidence answer is
+``uncertain`` too; only then ``ok``.
 """
 
 from __future__ import annotations
