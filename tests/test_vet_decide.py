@@ -348,3 +348,33 @@ def test_a_whole_animal_not_clearly_cattle_gets_no_whole_animal_condition_unless
     t = run(probs(lumpy_skin=0.7, fmd=FMD_ALERT + 0.05), goat_like)
     assert t.reason_code == "fmd_possible" and t.condition == "fmd"
     assert "foot-and-mouth" in t.advice["en"].lower()
+
+
+def test_without_a_species_head_a_close_up_is_cattle_when_all_its_neighbours_agree():
+    """An udder ImageNet half takes for a hog: with no species head, the nearest training
+    photos (all cattle) decide. All of them udders with mastitis: answered as cattle; a
+    share under CLOSE_UP_NEIGHBOURS, a clear pig, a bird, an unsure or unlike-training
+    answer, or a whole-animal condition: ImageNet's guess still limits the answer."""
+    from vet.pipeline import CLOSE_UP_NEIGHBOURS
+
+    def go(cond=None, ref=None, sim=0.9, share=1.0, label="mastitis"):
+        nb = {c: (share if c == label else (1.0 - share) / 4) for c in LABELS}
+        return decide("udder.jpg", cond or probs(**{label: 0.95}), LABELS,
+                      imagenet(hog=0.3) if ref is None else ref, sim, 0.5, 10.0, 100.0,
+                      nb, 0.2)
+
+    assert CLOSE_UP_NEIGHBOURS > 0.9  # all of the shipped config's 10 neighbours
+    for label in ("mastitis", "pinkeye", "lumpy_skin"):
+        t = go(label=label)
+        assert (t.status, t.condition) == ("ok", label), (label, t)
+        assert t.species in ("cow", "unknown")  # never shown as a pig
+    for kw in ({"share": 0.8}, {"ref": imagenet(hog=0.6)}, {"ref": imagenet(hen=0.3)},
+               {"cond": probs(mastitis=0.7)}, {"sim": 0.1}):
+        t = go(**kw)
+        assert t.condition != "mastitis" and t.status != "ok", (kw, t)
+    # healthy is read off the whole animal: a hog-like photo of it is not a close-up
+    t = go(label="healthy")
+    assert t.condition != "healthy", t
+    # a real chance of FMD still withholds the answer, with the warning
+    t = go(cond=probs(mastitis=0.8, fmd=0.17))
+    assert (t.status, t.condition, t.reason_code) == ("uncertain", "fmd", "fmd_possible"), t

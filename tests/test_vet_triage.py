@@ -184,6 +184,28 @@ def test_goats_sheep_and_pigs_rarely_get_a_cattle_only_condition_and_named_goats
     assert all(t.condition is None and t.top == [] and why_uncertain(t, "es") for t in held)
 
 
+# Held-out close-ups (test groups of conditions/) that ImageNet takes for a pig, a horse or
+# a camelid, refused for the species before vet.pipeline.CLOSE_UP_NEIGHBOURS: a confident
+# answer whose 10 nearest training photos all share it is read as cattle. Right, each.
+CLOSE_UPS_ALL_NEIGHBOURS_AGREE = (
+    "mastitis/b671180fe23f94a4.jpg", "mastitis/c2236a56ce4c1697.jpg",
+    "mastitis/211005b4aed22de3.jpg", "mastitis/f3aa398aaf045d11.jpg",
+    "mastitis/7da7e6fc95ec1898.jpg", "lumpy_skin/61ad52fed91a1c2e.jpg",
+    "lumpy_skin/7f43cc2dbd8b8d3b.jpg", "pinkeye/20cb39e4de8db62d.jpg",
+    "pinkeye/c5dc849cacfbb4b5.jpg", "pinkeye/02abea9bc94d2609.jpg")
+
+
+def test_close_ups_whose_nearest_training_photos_all_agree_are_answered_as_cattle():
+    from vet import triage_many
+
+    photos = [SHARED / "livestock/conditions" / f for f in CLOSE_UPS_ALL_NEIGHBOURS_AGREE]
+    results = triage_many(photos, policy="keep")
+    got = [(p.parent.name, t.status, t.condition, t.reason_code)
+           for p, t in zip(photos, results, strict=True)]
+    assert all(s == "ok" and c == p for p, s, c, _ in got), got
+    assert all(t.species in ("cow", "unknown") for t in results)
+
+
 SPECIES_CODES = {"species_unclear", "species_not_screened", "species_doubt",
                  "no_sign_for_species"}
 

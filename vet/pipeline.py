@@ -71,6 +71,12 @@ WHOLE_SEEN = 0.2
 CATTLE_SEEN = 0.2
 CAPRINE_SHARE = 0.1
 WHOLE_SURE = 0.9
+# Without a species head, a confident close-up answer (udder, eye, skin) on a photo like
+# the training photos is read as cattle (see ``species_in_scope``) when this share of its
+# nearest training photos has the same answer: all of them (knn_k = 10 in the shipped
+# config). Chosen on the licensed validation photos and the train split of
+# livestock/species: ``python bench/vet_refusals.py --sweep``.
+CLOSE_UP_NEIGHBOURS = 0.95
 
 
 @functools.lru_cache(maxsize=1)
@@ -248,7 +254,7 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
     probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
     like_training = (prototype_similarity is not None and threshold is not None
                      and prototype_similarity >= threshold)
-    close_up = is_close_up(probs, species_probs, like_training, min_confidence)
+    close_up = is_close_up(probs, species_probs, like_training, min_confidence, neighbours)
     mass = species_mass(imagenet_probs, species_probs, close_up)
     k = int(mass.argmax())
     species, species_p = SPECIES[k], float(mass[k])
@@ -434,13 +440,20 @@ RULES: tuple[Rule, ...] = (not_livestock, species_scope, fmd_alert, unlike_train
 
 
 def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool,
-                min_confidence: float = MIN_CONFIDENCE) -> bool:
+                min_confidence: float = MIN_CONFIDENCE,
+                neighbours: dict[str, float] | None = None) -> bool:
     """A confident answer of a condition screened on a cattle body-part close-up (udder,
-    eye, skin) on a photo like the training photos, with a species head to judge it:
-    ImageNet has no class for such a photo, so its species guess is noise there."""
+    eye, skin) on a photo like the training photos: ImageNet has no class for such a
+    photo, so its species guess is noise there. Either a species head judges the species
+    instead, or the nearest training photos (all cattle) all share the answer
+    (``CLOSE_UP_NEIGHBOURS``): a pig's snout or a goat taken for an udder is not among
+    the udders to that degree."""
     first = max(probs, key=probs.__getitem__)
-    return (species_probs is not None and like_training
-            and bool(_info(first).get("close_up")) and probs[first] >= min_confidence)
+    if not (like_training and bool(_info(first).get("close_up"))
+            and probs[first] >= min_confidence):
+        return False
+    return species_probs is not None or (
+        neighbours is not None and neighbours.get(first, 0.0) >= CLOSE_UP_NEIGHBOURS)
 
 
 def head_veto(species_probs: Any) -> set[str]:
@@ -457,7 +470,7 @@ def species_mass(imagenet_probs: Any, species_probs: Any, close_up: bool) -> Any
     """Per species (``SPECIES`` order), the evidence the scope is read from: the species
     head on a close-up, ImageNet's own classes otherwise (the head learned no whole
     sheep, goats or pigs: on whole animals it would overrule ImageNet for the worse)."""
-    if close_up:
+    if close_up and species_probs is not None:
         return torch.as_tensor(species_probs, dtype=torch.float32)
     return species_scores(imagenet_probs, SPECIES)
 
@@ -602,7 +615,8 @@ def species_evidence(args: DecideArgs, min_confidence: float = MIN_CONFIDENCE) -
     like = (args.prototype_similarity is not None and args.threshold is not None
             and args.prototype_similarity >= args.threshold)
     return species_mass(args.imagenet_probs, args.species_probs,
-                        is_close_up(probs, args.species_probs, like, min_confidence))
+                        is_close_up(probs, args.species_probs, like, min_confidence,
+                                    args.neighbours))
 
 
 def decide_args(config: Any, out: Any) -> list[DecideArgs]:
