@@ -1,10 +1,13 @@
 """Where the answered share is lost: the unanswered photos per reason, and what the model's
 top condition would have said.
 
-    python bench/vet_refusals.py [--model vet/model] [--split test|val] [--sweep] [--rule-off]
+    python bench/vet_refusals.py [--model vet/model] [--split test|val|measure] [--sweep]
+                                 [--rule-off]
 
 For the held-out test groups of the shipped checkpoint (``test_split.csv``; ``--split val``
-for the validation groups), the photos of the answer classes that do not get status
+for the validation groups, ``--split measure`` for the unlicensed field sources of
+extra/, de-duplicated against the licensed photos as in ``bench/vet_eval.py``; a healthy
+mouth, foot or udder counts as ``healthy``), the photos of the answer classes that do not get status
 ``ok`` are counted per ``reason_code`` (and ``reason_about``), with how many of them the
 model's top condition (forced choice over the answer labels) gets right, and how many the
 condition shown with the refusal (a low-confidence hint, an FMD warning) gets right.
@@ -26,7 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.vet_eval import bench_model, photo_outputs, species_photos, tally  # noqa: E402
+from bench.vet_eval import (  # noqa: E402
+    HEALTHY_PARTS,
+    bench_model,
+    held_out_items,
+    measure_rows,
+    photo_outputs,
+    species_photos,
+    tally,
+)
 from vet import pipeline  # noqa: E402
 from vet.pipeline import decide  # noqa: E402
 from vet.train_data import read_split  # noqa: E402
@@ -101,7 +112,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--split", choices=("test", "val"), default="test")
+    ap.add_argument("--split", choices=("test", "val", "measure"), default="test")
     ap.add_argument("--sweep", action="store_true", help="also the CLOSE_UP_NEIGHBOURS sweep")
     ap.add_argument("--rule-off", action="store_true",
                     help="the table without the neighbour close-up rule (as before it)")
@@ -112,6 +123,12 @@ def main() -> int:
     answer = set(model.config.answer_labels)
 
     def photos(split: str) -> tuple[list, list[str], list[str]]:
+        if split == "measure":
+            rows, _ = measure_rows(data, held_out_items(Path(src), data)[0])
+            out, _, kept = photo_outputs(model, [data / r["file"] for r in rows], "measure rows")
+            labels = [rows[k]["label"] for k in kept]
+            return (out, ["healthy" if y in HEALTHY_PARTS else y for y in labels],
+                    [f"{rows[k]['source_repo']} | {labels[i]}" for i, k in enumerate(kept)])
         items = [it for it in read_split(Path(src) / f"{split}_split.csv", data / "livestock")
                  if it.label in answer]
         rows, _, kept = photo_outputs(model, [it.path for it in items], f"{split} photos")
@@ -121,7 +138,7 @@ def main() -> int:
     print(f"== {args.split} groups of {src}: the photos not answered, per reason ==")
     print_table(refusal_table(rows, truths, sources), len(rows))
     if args.sweep:
-        if args.split != "val":
+        if args.split != "val":  # the constant is chosen on validation only
             rows, truths, _ = photos("val")
         sweep(model, data, src, rows, truths)
     return 0
