@@ -703,7 +703,18 @@ def _pool(workers: int):
     (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
     """
     method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
-    return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
+    if method == "spawn":
+        return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
+    # a forked child inherits the setting; changing it in the child hangs (OpenCV 5 with a
+    # thread pool the parent already used: the workers test waited forever)
+    import cv2
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        return multiprocessing.get_context(method).Pool(workers)
+    finally:
+        cv2.setNumThreads(before)
 
 
 def _one_thread() -> None:
