@@ -168,7 +168,28 @@ def test_cli_json_lines_parse(tmp_path, capsys):
     assert lines[0]["status"] in ("ok", "uncertain", "not_livestock")
     assert main([str(good)]) == 0
     table = capsys.readouterr().out
-    assert "status" in table.splitlines()[0] and "a.jpg" in table
+    assert "result" in table.splitlines()[0] and "a.jpg" in table
+
+
+# A real goat photo that the condition head calls healthy cattle (species validation split)
+GOAT = "livestock/species/validation/goat/13002611643_8deac17cfa_t.jpg"
+
+
+@needs_model
+def test_cli_table_speaks_the_answers_language_every_word(capsys, shared_data):
+    from vet.cli import main
+
+    goat = shared_data / GOAT
+    assert main([str(goat), "--lang", "es"]) == 0
+    es = capsys.readouterr().out
+    head, row = es.splitlines()[:2]
+    assert head.split()[:3] == ["foto", "resultado", "especie"], head
+    assert "No está seguro" in row and "puede no ser una vaca" in row, row
+    for english in ("uncertain", "unknown", "healthy", "cattle", "cow", "top-3"):
+        assert english not in es, (english, es)
+    assert main([str(goat), "--lang", "en"]) == 0
+    en = capsys.readouterr().out
+    assert "Unsure" in en and "may not be a cow" in en and "resultado" not in en, en
 
 
 def test_cli_bad_usage_exits_2_with_one_line():

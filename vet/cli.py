@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -33,34 +34,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _table(rows: list, lang: str) -> str:
-    """A readable table: notifiable suspicions first, with a banner line above them."""
-    from vet.ui import herd_order, notifiable, why_uncertain
+    """A readable table in the answer's language, every word (the UI's own words): notifiable
+    suspicions first, under a banner line."""
+    from ui_text import say
+    from vet.ui import condition_name, herd_order, herd_rows, notifiable, table_headers
 
-    head = ["file", "status", "species", "condition", "conf", "urgency", "why uncertain",
-            "top-3"]
+    head = table_headers(lang)[:7] + [say(lang, "vet_cli_top3")]
     ordered = herd_order(rows)
     body = []
-    for t in ordered:
-        top = ", ".join(f"{d['label']} {d['p']:.0%}" for d in t.top)
-        conf = f"{t.confidence:.0%}" if t.confidence is not None else "-"
-        body.append([("!! " if notifiable(t) else "") + t.file, t.status, t.species or "-",
-                     t.condition or "-", conf, t.urgency or "-",
-                     why_uncertain(t, lang) or "-", top or (t.reason or "-")])
+    for t, row in zip(ordered, herd_rows(rows, lang), strict=True):
+        top = ", ".join(f"{condition_name(d['label'], lang)} {d['p']:.0%}" for d in t.top)
+        body.append([("!! " if notifiable(t) else "") + t.file, *row[1:7], top or "-"])
     widths = [min(48, max(len(h), *(len(r[i]) for r in body))) for i, h in enumerate(head)]
     lines = []
     hits = [t for t in ordered if notifiable(t)]
     if hits:
-        lines.append(f"!! NOTIFIABLE DISEASE SUSPECTED in {len(hits)} photo(s): isolate, stop all "
-                     "animal movement, call the official veterinarian"
-                     if lang == "en" else
-                     f"!! POSIBLE ENFERMEDAD DE DECLARACIÓN OBLIGATORIA en {len(hits)} foto(s): "
-                     "aísle, detenga todo movimiento de animales, llame al veterinario oficial")
+        lines.append("!! " + say(lang, "vet_herd_alert", n=len(hits),
+                                 names=", ".join(Path(t.file).name for t in hits)))
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-    lines += ["  ".join(str(c)[-w:].ljust(w) if i == 0 else str(c).ljust(w)
+    lines += ["  ".join((_tail(c, w) if i == 0 else c).ljust(w)
                         for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in body]
     if rows:
         lines.append(rows[0].disclaimer.get(lang, ""))
     return "\n".join(lines)
+
+
+def _tail(file: str, width: int) -> str:
+    """The end of a long path, keeping the notifiable mark in front of it."""
+    mark = "!! " if file.startswith("!! ") else ""
+    return mark + file[len(mark):][-(width - len(mark)):]
 
 
 def main(argv: list[str] | None = None) -> int:
