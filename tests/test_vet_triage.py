@@ -119,20 +119,21 @@ def test_out_of_distribution_images_come_back_uncertain_or_not_livestock():
     for sub in ("ufal", "dta_text", "ocrd"):
         pages += sorted(p for p in (SHARED / "pages" / sub).rglob("*")
                         if p.suffix.lower() in (".jpg", ".png"))[:3]
-    birds = [p for sp in ("chicken", "duck")
-             for p in sorted((SHARED / "livestock/species/validation" / sp).glob("*.jpg"))[:6]]
+    val = SHARED / "livestock/species/validation"
+    birds = [p for sp in ("chicken", "duck") for p in sorted((val / sp).glob("*.jpg"))[:6]]
+    # the two ducks that ImageNet takes for a partridge or a grouse (no farm species in view),
+    # which got FMD (one answered `ok`) before vet.pipeline.BIRD_SEEN
+    birds += [val / "duck" / f for f in ("1022350229_2280822f2c_t.jpg",
+                                         "24089197850_f4e4a7c161_t.jpg")]
     results = triage_many(pages + birds, policy="keep")
     assert [t.status for t in results[: len(pages)]] == ["not_livestock"] * len(pages)
     assert all(t.condition is None for t in results[: len(pages)])
-    # The scanner screens no bird: never an "ok" answer, never a cattle condition. A bird
-    # ImageNet sees no farm species in at all (species_p < 0.05) can still get the FMD
-    # warning as a false alarm: 2 of the 300 bird photos of the species validation split
-    # (1 with the old centre crop); never one whose species guess is a bird.
+    # The scanner screens no bird: never an "ok" answer, never a condition, never the FMD
+    # warning.
     birds = results[len(pages):]
     assert all(t.status in ("uncertain", "not_livestock") for t in birds)
-    assert all(t.condition in (None, "fmd") for t in birds)
-    assert all(t.species_p < 0.05 for t in birds if t.condition == "fmd")
-    assert sum(t.condition == "fmd" for t in birds) <= 1
+    assert all(t.condition is None and not t.top for t in birds), [
+        (t.file, t.condition, t.reason_code) for t in birds]
 
 
 def test_other_species_are_rarely_answered_and_never_with_a_cattle_only_condition_in_scope():

@@ -23,6 +23,9 @@ SPECIES_CLASSES: dict[str, tuple[int, ...]] = {
 # Where ImageNet puts goats (it has no domestic goat) and sheep: ram, bighorn, ibex,
 # hartebeest, impala, gazelle (the goat-like bovids).
 CAPRINE_CLASSES: tuple[int, ...] = (348, 349, 350, 351, 352, 353)
+# Every ImageNet bird (cock and hen to owls, game birds, waterfowl, waders): a farm bird
+# that ImageNet takes for a partridge or a grouse is still a bird, and never has FMD.
+BIRD_CLASSES: tuple[int, ...] = (*range(7, 25), *range(80, 101), *range(127, 147))
 FARM_CLASSES: tuple[int, ...] = tuple(sorted({i for v in SPECIES_CLASSES.values() for i in v}))
 # The hoofed animals FMD infects, as ImageNet sees them: the farm classes but the birds,
 # plus the goat-like bovids.
@@ -40,6 +43,11 @@ SPECIES_ES = {"chicken": "gallina", "duck": "pato", "cow": "vaca", "pig": "cerdo
 def farm_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
     """Probability mass on farm-animal classes, per row."""
     return imagenet_probs[..., list(FARM_CLASSES)].sum(-1)
+
+
+def bird_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
+    """Probability mass on every ImageNet bird class, per row."""
+    return imagenet_probs[..., list(BIRD_CLASSES)].sum(-1)
 
 
 def hoofed_mass(imagenet_probs: torch.Tensor) -> torch.Tensor:
