@@ -109,3 +109,16 @@ def test_status_and_species_words():
     assert species_word(None, "en") == MISSING
     html = herd_table([calm, fmd], "en")
     assert html.index("a.jpg") < html.index("c.jpg")  # notifiable first
+
+
+def test_one_photo_says_why_it_is_unsure_in_the_answers_language(shared_data):
+    # a real goat that the condition head calls healthy cattle: held back as maybe_not_cattle
+    goat = shared_data / "livestock/species/validation/goat/13002611643_8deac17cfa_t.jpg"
+    es = triage_one_for_ui(str(goat), "es")
+    assert es["status"] == "uncertain" and es["result"]["reason_code"] == "maybe_not_cattle"
+    assert "**Por qué no está seguro:** el escáner solo lo dice para vacas" in es["advice"]
+    en = triage_one_for_ui(str(goat), "en")
+    assert "**Why it is unsure:** the scanner names this for cattle only" in en["advice"]
+    assert "Por qué" not in en["advice"] and "Why" not in es["advice"]
+    calm = triage_one_for_ui(str(EXAMPLES / "healthy_cow.jpg"), "en")
+    assert calm["status"] == "ok" and "Why it is unsure" not in calm["advice"]

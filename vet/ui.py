@@ -130,6 +130,9 @@ def advice_markdown(t: Triage, lang: str = "en") -> str:
         lines.append(f"**{condition_name(t.condition, lang)}** ({t.confidence:.0%})")
     if t.species:
         lines.append(f"{_WORDS['species'][lang]}: {species_word(t.species, lang)}")
+    why = why_uncertain(t, lang)
+    if why:  # the farmer sees why, not only "take another photo"
+        lines.append(say(lang, "vet_why_unsure", why=why))
     lines.append(advice_text(t, lang))
     lines.append(f"_{t.disclaimer.get(lang, '')}_")
     return "\n\n".join(x for x in lines if x)
