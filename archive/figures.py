@@ -338,11 +338,14 @@ def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:
 
 def _inside(part: Box, box: Box) -> float:
     """Share of ``part``'s area inside ``box``."""
-    ix = min(part[2], box[2]) - max(part[0], box[0])
-    iy = min(part[3], box[3]) - max(part[1], box[1])
-    if ix <= 0 or iy <= 0:
-        return 0.0
-    return ix * iy / max(1, (part[2] - part[0]) * (part[3] - part[1]))
+    return _intersection(part, box) / max(1, (part[2] - part[0]) * (part[3] - part[1]))
+
+
+def _intersection(a: Box, b: Box) -> int:
+    """The area two boxes share (0 when apart)."""
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    return ix * iy if ix > 0 and iy > 0 else 0
 
 
 def _band(box: Box) -> bool:
@@ -623,12 +626,8 @@ def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]
 
 def _overlap(a: Box, b: Box) -> float:
     """Intersection over the smaller box's area."""
-    ix = min(a[2], b[2]) - max(a[0], b[0])
-    iy = min(a[3], b[3]) - max(a[1], b[1])
-    if ix <= 0 or iy <= 0:
-        return 0.0
     small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix * iy / max(1, small)
+    return _intersection(a, b) / max(1, small)
 
 
 def _tighten(box: Box, mask: np.ndarray) -> Box | None:

@@ -486,19 +486,15 @@ def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: li
     stays a few chunks, whatever the PDF's length.
     """
     queue: collections.deque = collections.deque()  # in page order: AsyncResult or results
-    out = 0  # chunks in the pool, not yet yielded
     k = 0
     while k < len(chunks) or queue:
-        while k < len(chunks) and out < AHEAD * size:
+        while k < len(chunks) and sum(not isinstance(q, list) for q in queue) < AHEAD * size:
             queue.append(pool.apply_async(_chunk_worker, ((str(path), source, chunks[k], opts),)))
-            out, k = out + 1, k + 1
+            k += 1
         head = queue[0]
         if isinstance(head, list) or head.ready():
             queue.popleft()
-            if not isinstance(head, list):
-                out -= 1
-                head = head.get()
-            yield from head
+            yield from head if isinstance(head, list) else head.get()
         elif k < len(chunks) and len(queue) < 2 * AHEAD * size:
             queue.append(list(_own_chunk(docs, path, source, chunks[k], opts, filt)))
             k += 1

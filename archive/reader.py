@@ -101,12 +101,7 @@ class Page:
             if img.mode in ("RGB", "L"):
                 tw, th = (img.width, img.height) if not need else (
                     need[::-1] if self.rotation in (90, 270) else need)
-                try:
-                    arr = simplejpeg.decode_jpeg(self.jpeg, colorspace="RGB",
-                                                 min_width=min(tw, img.width),
-                                                 min_height=min(th, img.height))
-                except ValueError:
-                    arr = None
+                arr = _turbo(self.jpeg, (min(tw, img.width), min(th, img.height)))
                 if arr is not None:
                     turns = (self.rotation % 360) // 90
                     return np.ascontiguousarray(np.rot90(arr, -turns)) if turns else arr
@@ -291,14 +286,21 @@ def _decode_scaled(data: bytes, img: Image.Image, size: tuple[int, int]) -> Imag
     in eighths; PIL's ``draft`` (the fallback, and the path for CMYK) only in halves.
     """
     if simplejpeg is not None and img.mode in ("RGB", "L"):
-        try:
-            arr = simplejpeg.decode_jpeg(data, colorspace="RGB", min_width=size[0],
-                                         min_height=size[1])
+        arr = _turbo(data, size)
+        if arr is not None:
             return Image.fromarray(arr, "RGB")
-        except ValueError:
-            pass  # let PIL decode it, and name the fault if it cannot
     img.draft("RGB", size)
     return img.convert("RGB")
+
+
+def _turbo(data: bytes, size: tuple[int, int]) -> np.ndarray | None:
+    """TurboJPEG's RGB decode at the smallest DCT scale whose both sides reach ``size``;
+    None where it cannot, so PIL decodes it and names the fault if it cannot either."""
+    try:
+        return simplejpeg.decode_jpeg(data, colorspace="RGB", min_width=size[0],
+                                      min_height=size[1])
+    except ValueError:
+        return None
 
 
 def _draft_size(w: int, h: int, side: int = PREVIEW_SIDE) -> tuple[int, int]:

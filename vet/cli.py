@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+WIDEST = 48  # a column's widest, in characters
+
+
 def _table(rows: list, lang: str) -> str:
     """A readable table in the answer's language, every word (the UI's own words): notifiable
     suspicions first, under a banner line."""
@@ -44,25 +47,19 @@ def _table(rows: list, lang: str) -> str:
     body = []
     for t, row in zip(ordered, herd_rows(rows, lang), strict=True):
         top = ", ".join(f"{condition_name(d['label'], lang)} {d['p']:.0%}" for d in t.top)
-        body.append([("!! " if notifiable(t) else "") + t.file, *row[1:7], top or "-"])
-    widths = [min(48, max(len(h), *(len(r[i]) for r in body))) for i, h in enumerate(head)]
+        mark = "!! " if notifiable(t) else ""  # kept in front of a long path's end
+        body.append([mark + t.file[-(WIDEST - len(mark)):], *row[1:7], top or "-"])
+    widths = [min(WIDEST, max(len(h), *(len(r[i]) for r in body))) for i, h in enumerate(head)]
     lines = []
     hits = [t for t in ordered if notifiable(t)]
     if hits:
         lines.append("!! " + say(lang, "vet_herd_alert", n=len(hits),
                                  names=", ".join(Path(t.file).name for t in hits)))
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-    lines += ["  ".join((_tail(c, w) if i == 0 else c).ljust(w)
-                        for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in body]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
     if rows:
         lines.append(rows[0].disclaimer.get(lang, ""))
     return "\n".join(lines)
-
-
-def _tail(file: str, width: int) -> str:
-    """The end of a long path, keeping the notifiable mark in front of it."""
-    mark = "!! " if file.startswith("!! ") else ""
-    return mark + file[len(mark):][-(width - len(mark)):]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,15 +68,15 @@ SPECIES_TOP_KEPT = 0.1
 # CAPRINE_SHARE of it) or the answer is at least WHOLE_SURE. Chosen on the train split of
 # livestock/species (pig, sheep, goat photos given a cattle-only condition) against the
 # licensed validation photos (right answers kept): ``python bench/vet_cattle_rule.py``.
+WHOLE_SEEN = 0.2
+CATTLE_SEEN = 0.2
+CAPRINE_SHARE = 0.1
+WHOLE_SURE = 0.9
 # A photo whose ImageNet mass on bird classes (any bird, wild ones too) is at least this
 # shows a bird: its scope is that farm bird alone, so it never gets an FMD answer or
 # warning. Licensed training photos: 47 of 50 chickens reach it, no FMD photo does (the
 # most birdlike of the 123 FMD training photos has 0.58), 4 of 2,757 cattle photos do.
 BIRD_SEEN = 0.7
-WHOLE_SEEN = 0.2
-CATTLE_SEEN = 0.2
-CAPRINE_SHARE = 0.1
-WHOLE_SURE = 0.9
 # Without a species head, a confident close-up answer (udder, eye, skin) on a photo like
 # the training photos is read as cattle (see ``species_in_scope``) when this share of its
 # nearest training photos has the same answer: all of them (knn_k = 10 in the shipped
@@ -250,6 +250,11 @@ def decide(
     return answered(photo)
 
 
+def _like_training(prototype_similarity: float | None, threshold: float | None) -> bool:
+    return (prototype_similarity is not None and threshold is not None
+            and prototype_similarity >= threshold)
+
+
 def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: Any,
          prototype_similarity: float | None, threshold: float | None,
          ood_distance: float | None, ood_threshold: float | None,
@@ -258,16 +263,14 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
          min_confidence: float) -> Photo:
     """The facts the rules read: gate, species scope, what may be named, open-set flags."""
     probs = dict(zip(labels, (float(p) for p in cond_probs), strict=True))
-    like_training = (prototype_similarity is not None and threshold is not None
-                     and prototype_similarity >= threshold)
+    like_training = _like_training(prototype_similarity, threshold)
     close_up = is_close_up(probs, species_probs, like_training, min_confidence, neighbours)
     mass = species_mass(imagenet_probs, species_probs, close_up)
     k = int(mass.argmax())
     species, species_p = SPECIES[k], float(mass[k])
-    scope = species_in_scope(mass, like_training, close_up) | head_veto(species_probs)
     bird = seen_bird(imagenet_probs, mass)
-    if bird:
-        scope = {bird}
+    scope = ({bird} if bird else
+             species_in_scope(mass, like_training, close_up) | head_veto(species_probs))
     allowed = sorted((c for c in labels if scope <= set(_info(c).get("species", [CATTLE]))),
                      key=lambda c: -probs[c])
     notes: dict[str, str] = {}
@@ -279,8 +282,7 @@ def look(name: str, cond_probs: list[float], labels: list[str], imagenet_probs: 
               "ood_threshold": ood_threshold, "energy_min": energy_min,
               "ood_distance": None if ood_distance is None else round(ood_distance, 2),
               "energy": None if energy is None else round(energy, 3),
-              "raw_distance": ood_distance, "raw_energy": energy,
-              "cattle_mass": float(species_scores(imagenet_probs, (CATTLE,))[..., 0])}
+              "raw_distance": ood_distance, "raw_energy": energy}
     return Photo(
         name=name, probs=probs, imagenet_probs=imagenet_probs,
         livestock=is_livestock(imagenet_probs, prototype_similarity, threshold),
@@ -396,7 +398,8 @@ def cattle_evidence(ph: Photo) -> Triage | None:
                                    f"clear cow ({ph.p_fmd:.0%})")
     return _uncertain(t, ph.notes, "maybe_not_cattle",
                       f"{best} {ph.probs[best]:.0%} is for cattle, and the animal is not clearly "
-                      f"a cow (cattle mass {ph.detail['cattle_mass']:.2f})", about=best)
+                      f"a cow (cattle mass {_cattle_mass(ph.imagenet_probs):.2f})",
+                      about=best)
 
 
 def cattle_clear(imagenet_probs: Any) -> bool:
@@ -406,8 +409,13 @@ def cattle_clear(imagenet_probs: Any) -> bool:
     p = torch.as_tensor(imagenet_probs, dtype=torch.float32)
     if float(p[list(QUADRUPED_CLASSES)].sum()) < WHOLE_SEEN:
         return True
-    cow = float(species_scores(p, (CATTLE,)))
+    cow = _cattle_mass(p)
     return cow >= CATTLE_SEEN and float(p[list(CAPRINE_CLASSES)].sum()) < CAPRINE_SHARE * cow
+
+
+def _cattle_mass(imagenet_probs: Any) -> float:
+    return float(species_scores(torch.as_tensor(imagenet_probs, dtype=torch.float32),
+                                (CATTLE,))[..., 0])
 
 
 def species_doubt(ph: Photo) -> Triage | None:
@@ -452,8 +460,7 @@ def seen_bird(imagenet_probs: Any, mass: Any) -> str | None:
     """The farm bird (chicken or duck, the likelier) when ImageNet clearly sees a bird."""
     if float(bird_mass(torch.as_tensor(imagenet_probs, dtype=torch.float32))) < BIRD_SEEN:
         return None
-    chicken, duck = (float(mass[SPECIES.index(s)]) for s in ("chicken", "duck"))
-    return "duck" if duck > chicken else "chicken"
+    return max(sorted(BIRDS), key=lambda s: float(mass[SPECIES.index(s)]))
 
 
 def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool,
@@ -629,8 +636,7 @@ def species_evidence(args: DecideArgs, min_confidence: float = MIN_CONFIDENCE) -
     """The per-species evidence ``decide`` reads the species from, for one photo (benches
     measure species top-1 on it)."""
     probs = dict(zip(args.labels, (float(p) for p in args.cond_probs), strict=True))
-    like = (args.prototype_similarity is not None and args.threshold is not None
-            and args.prototype_similarity >= args.threshold)
+    like = _like_training(args.prototype_similarity, args.threshold)
     return species_mass(args.imagenet_probs, args.species_probs,
                         is_close_up(probs, args.species_probs, like, min_confidence,
                                     args.neighbours))
