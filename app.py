@@ -213,17 +213,36 @@ def archive_show(review, show, ui_lang):
     return [] if review is None else archive_ui.review_gallery(review, sayer(ui_lang), show)
 
 
-def archive_rebuild(review=None, ui_lang="en"):
-    """The curated zip from the build's own bytes. Returns (zip, message): the new zip (or
-    the earlier one, unchanged, when there is nothing to rebuild) and what changed, in words."""
+def _take_decisions(review, decisions, s) -> str:
+    """A decisions file joined to the review; the sentence says what it did (or why not)."""
+    try:
+        return archive_ui.take_decisions(review, decisions, s)
+    except ArchiveError as exc:
+        return s("archive_decisions_bad", name=Path(decisions).name, detail=str(exc))
+
+
+def archive_decisions(review, decisions, show, ui_lang):
+    """An uploaded decisions file joins the review; the tiles redraw, the upload clears."""
+    s = sayer(ui_lang)
+    if review is None:
+        return [], review, s("archive_rebuild_first"), None
+    said = _take_decisions(review, decisions, s) if decisions else ""
+    return archive_ui.review_gallery(review, s, show), review, said, None
+
+
+def archive_rebuild(review=None, decisions=None, ui_lang="en"):
+    """The curated zip from the build's own bytes, with ``decisions`` (a CSV file, for API
+    callers) taken first. Returns (zip, message): the new zip (or the earlier one, unchanged,
+    when there is nothing to rebuild) and what changed, in words."""
     s = sayer(ui_lang)
     if review is None:
         return gr.skip(), s("archive_rebuild_first")
+    said = _take_decisions(review, decisions, s) if decisions else ""
     try:
         path, message = archive_ui.rebuild(review, s)
     except ArchiveError as exc:
-        return gr.skip(), s("archive_failed", detail=str(exc))
-    return str(path), message
+        return gr.skip(), " ".join(w for w in (said, s("archive_failed", detail=str(exc))) if w)
+    return str(path), " ".join(w for w in (message, said) if w)
 
 
 def archive_tab(ui_lang) -> None:
@@ -272,6 +291,8 @@ def archive_tab(ui_lang) -> None:
         with gr.Row():
             rebuild = gr.Button(t("archive_rebuild"), variant="primary", elem_id="archive-rebuild")
             review_status = gr.Markdown(label="message", elem_id="archive-review-status")
+        decisions = gr.File(label=t("archive_decisions_upload"), file_types=[".csv"],
+                            type="filepath", elem_id="archive-decisions")
     review = gr.State(None)  # per browser session: two curators never share a review
     unit.change(lambda u: gr.update(visible=u == "page"), unit, filt, api_visibility="private")
     run.click(
@@ -288,8 +309,11 @@ def archive_tab(ui_lang) -> None:
                           js=UI_LANG_JS, api_visibility="private")
     show.change(archive_show, [review, show, ui_lang], review_gallery, js=UI_LANG_JS,
                 api_visibility="private")
-    rebuild.click(archive_rebuild, [review, ui_lang], [download, review_status], js=UI_LANG_JS,
-                  concurrency_limit=4, concurrency_id="archive-review")
+    decisions.upload(archive_decisions, [review, decisions, show, ui_lang],
+                     [review_gallery, review, review_status, decisions], js=UI_LANG_JS,
+                     api_visibility="private")
+    rebuild.click(archive_rebuild, [review, decisions, ui_lang], [download, review_status],
+                  js=UI_LANG_JS, concurrency_limit=4, concurrency_id="archive-review")
 
 
 # --- Imperial LoRA -------------------------------------------------------------------------

@@ -386,11 +386,17 @@ def _decode_need(page: Page, boxes: list[tuple[float, ...]], opts: Options) -> t
 def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates: bool) -> int:
     """Drop the page's items that nearly equal one kept before; returns how many it dropped.
 
-    An item the curator chose to keep stays, whatever it resembles.
+    An item the curator chose to keep stays, whatever it resembles; one the curator dropped
+    takes its copies with it (the review shows them dropped, and a copy must not come back
+    in the original's place).
     """
     dropped = 0
     for it in items:
         region = it.region
+        if region.decision == "drop" and not keep_duplicates and region.phash:
+            if seen.original_of(region.phash) is None:
+                seen.add(region.phash, region.file_name)
+            continue
         if not region.kept or not region.phash:
             continue
         forced = keep_duplicates or region.decision == "keep"

@@ -29,6 +29,7 @@ from PIL import Image, ImageOps
 from archive import captioner
 from archive.apply import apply, read_dataset
 from archive.decisions import DUPLICATE, Key
+from archive.decisions import load as load_decisions
 from archive.errors import ArchiveError
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import CURATOR_REASONS, RegionRecord
@@ -238,6 +239,22 @@ def toggle(review: Review, index: int) -> None:
         review.decisions.pop(_key(r), None)
     else:
         review.decisions[_key(r)] = "keep" if now else "drop"
+
+
+def take_decisions(review: Review, path: str | Path, say: Say) -> str:
+    """Decisions made elsewhere (review.html's export, a regions.csv edited in a spreadsheet)
+    join this review; a row for a crop this build does not hold is counted, never guessed at.
+    A bad file raises ``ArchiveError`` and changes nothing."""
+    choices = load_decisions(path)
+    known = {_key(r) for r in review.order}
+    taken = {k: c for k, c in choices.items() if k in known}
+    review.decisions.update(taken)
+    name = Path(path).name
+    if not taken:
+        return say("archive_decisions_none", name=name, rows=len(choices))
+    said = say("archive_decisions_taken", name=name, taken=len(taken))
+    unknown = len(choices) - len(taken)
+    return f"{said} {say('archive_decisions_unknown', unknown=unknown)}" if unknown else said
 
 
 def rebuild(review: Review, say: Say) -> tuple[Path, str]:

@@ -195,3 +195,65 @@ def test_the_tab_rebuild_says_what_changed_and_regions_csv_says_the_curator_deci
     assert kept_by_key(again) == kept_by_key(out)
     es = rebuild(review, sayer("es"))[1]
     assert es.startswith("Rehecho") and "quitados por usted" in es
+
+
+def test_the_tab_takes_decisions_from_a_file_as_apply_does(built, tmp_path):
+    """An edited regions.csv uploaded to the tab gives the zip ``archive.apply`` gives with it;
+    rows for another build's crops are counted and left out; a bad file changes nothing."""
+    from archive.apply import apply
+    from archive.errors import ArchiveError
+    from archive.ui import rebuild, start_review, take_decisions
+    from ui_text import sayer
+
+    _, out = built
+    rows = region_rows(out)
+    stranger = {**rows[0], "source": "another.pdf", "decision": "drop"}
+    edit(rows, tmp_path / "regions.csv")
+    with open(tmp_path / "regions.csv", "a", newline="", encoding="utf-8") as fh:
+        csv.DictWriter(fh, fieldnames=list(rows[0])).writerow(stranger)
+    review = start_review(out)
+    said = take_decisions(review, tmp_path / "regions.csv", sayer("en"))
+    assert said == ("Took 3 decision(s) from regions.csv; the crops above show them: **Rebuild "
+                    "zip** to apply them. 1 row(s) name crops this build does not hold and were "
+                    "left out."), said
+    assert "Se tomaron 3" in take_decisions(start_review(out), tmp_path / "regions.csv",
+                                            sayer("es"))
+    path, message = rebuild(review, sayer("en"))
+    assert message.startswith(f"Rebuilt {path.name}: 2 crop(s) added and 1 removed by you")
+    by_apply, _ = apply(out, decisions.load(tmp_path / "regions.csv"), tmp_path / "cli.zip")
+    assert kept_by_key(path) == kept_by_key(by_apply) != kept_by_key(out)
+
+    other = start_review(out)
+    only_stranger = tmp_path / "theirs.csv"
+    with open(only_stranger, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerow(stranger)
+    assert take_decisions(other, only_stranger, sayer("en")).startswith(
+        "theirs.csv holds no keep or drop decision for a crop of this build (1 decision(s)")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("file_name,kept\nimages/a.jpg,1\n", encoding="utf-8")
+    with pytest.raises(ArchiveError, match="no decision, index, page, source column"):
+        take_decisions(other, bad, sayer("en"))
+    assert other.decisions == {}
+
+
+def test_a_dropped_original_takes_its_copies_with_it(built, tmp_path):
+    """The review shows a copy under its original, dropped; when the curator drops the
+    original, the copy stays dropped (in the tab's rebuild, in apply, in a build)."""
+    from archive.apply import apply
+
+    pdf, out = built
+    rows = region_rows(out)
+    dup = next(r for r in rows if r["reason"].startswith("duplicate of "))
+    original = next(r for r in rows if r["file_name"] == dup["reason"][len("duplicate of "):])
+    assert original["kept"] == "1" and dup["kept"] == "0"
+    choice = {(original["source"], int(original["page"]), int(original["index"])): "drop"}
+    curated, _ = apply(out, choice, tmp_path / "curated.zip")
+    kept = kept_by_key(curated)
+    assert not kept[f"{original['page']}#{original['index']}"]
+    assert not kept[f"{dup['page']}#{dup['index']}"]
+    assert sum(kept.values()) == sum(kept_by_key(out).values()) - 1
+    by_build = tmp_path / "build.zip"
+    archive.build_dataset([pdf], by_build, decisions=choice, **OPTS)
+    assert kept_by_key(by_build) == kept

@@ -17,6 +17,7 @@ import ui_text
 from tests.e2e.harness import running_app
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 from tests.tiny_models import build_sdxl_lora
+from tests.zips import region_rows
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,9 +44,11 @@ def files(shared_data, tiny_sdxl_dir, tmp_path_factory) -> dict[str, object]:
     pdf = scans_pdf(folder / "pliego.pdf", [*chapbook_pages(shared_data)[:2], *text])
     _, kohya = build_sdxl_lora(tiny_sdxl_dir, folder / "style")
     photos = [EXAMPLES / "fmd_cow_mouth.jpg", EXAMPLES / "healthy_cow.jpg"]
+    blank = folder / "decisions.csv"  # no decision: the rebuild is the review's own
+    blank.write_text("source,page,index,decision\n", encoding="utf-8")
     return {"photo": handle_file(str(photos[0])), "files": [handle_file(str(p)) for p in photos],
             "uploads": [handle_file(str(pdf))], "style_file": handle_file(str(kohya)),
-            "gallery": []}
+            "gallery": [], "decisions": handle_file(str(blank))}
 
 
 def is_file(schema: dict) -> bool:
@@ -112,6 +115,8 @@ def check(endpoint: str, kwargs: dict, out: tuple) -> None:
 
 
 def test_every_endpoint_takes_what_view_api_prints(api, files):
+    from gradio_client import handle_file
+
     client, info = api
     endpoints = info["named_endpoints"]
     assert set(endpoints) == {"/vet_run", "/vet_run_herd", "/archive_run", "/archive_rebuild",
@@ -119,7 +124,7 @@ def test_every_endpoint_takes_what_view_api_prints(api, files):
     size = next(p for p in endpoints["/archive_run"]["parameters"]
                 if p["parameter_name"] == "size")
     assert size["type"]["enum"] == ["512", "768", "1024"]  # strings, as the dropdown holds
-    made = 0
+    made, built = 0, None
     for endpoint in ("/vet_run", "/vet_run_herd", "/archive_run", "/lora_run"):
         for kwargs in calls(endpoints[endpoint], files):
             if endpoint == "/lora_run":
@@ -128,6 +133,7 @@ def test_every_endpoint_takes_what_view_api_prints(api, files):
             assert len(out) == len(endpoints[endpoint]["returns"]), endpoint
             check(endpoint, kwargs, out)
             made += 1
+            built = out[3] if endpoint == "/archive_run" else built
     assert made >= 20
     # /archive_rebuild in the same Client session rebuilds the review /archive_run left
     for kwargs in calls(endpoints["/archive_rebuild"], files):
@@ -135,6 +141,16 @@ def test_every_endpoint_takes_what_view_api_prints(api, files):
         assert Path(zip_path).name.endswith("_curated.zip")
         assert message.startswith(ui_text.say(kwargs["ui_lang"], "archive_rebuilt",
                                               name=Path(zip_path).name).split(":")[0])
+    # ... and with a decisions file it drops what the file drops, as archive.apply would
+    drop = next(r for r in region_rows(Path(built)) if r["kept"] == "1")
+    choice = Path(built).with_name("drop_one.csv")
+    choice.write_text(f"source,page,index,decision\n{drop['source']},{drop['page']},"
+                      f"{drop['index']},drop\n", encoding="utf-8")
+    zip_path, message = client.predict(decisions=handle_file(str(choice)), ui_lang="en",
+                                       api_name="/archive_rebuild")
+    assert "1 removed by you" in message and "Took 1 decision(s) from drop_one.csv" in message
+    assert drop["file_name"] not in {r["file_name"] for r in region_rows(Path(zip_path))
+                                     if r["kept"] == "1"}
 
 
 def test_bad_input_is_one_sentence_and_a_fresh_session_has_nothing_to_rebuild(api, files):

@@ -111,8 +111,32 @@ def test_one_progress_display_then_review_two_crops_and_the_rebuild_says_so(
             link.click()
         curated = tmp_path / "curated.zip"
         second.value.save_as(curated)
-    data = read_dataset(built)
+        # decisions made elsewhere (review.html's export): a file that drops one more crop
+        # and its copies (a dropped original's copy would otherwise take its place)
+        data = read_dataset(built)
+        extra = next(r for r in by_doubt(data.regions, data.threshold)[2:]
+                     if r.kept and not r.reason)
+        gone = [extra, *(r for r in data.regions if r.reason == f"duplicate of {extra.file_name}")]
+        choice = tmp_path / "decisiones.csv"
+        choice.write_text("source,page,index,decision\n" + "".join(
+            f"{r.source},{r.page},{r.index},drop\n" for r in gone), encoding="utf-8")
+        page.locator("#archive-decisions input[type=file]").set_input_files(str(choice))
+        page.locator("#archive-review-status",
+                     has_text=f"Se tomaron {len(gone)} decisión(es) de decisiones.csv").wait_for(
+            timeout=30_000)
+        page.screenshot(path=str(shots_dir(tmp_path) / "es_archive_decisions.png"),
+                        full_page=True)
+        page.get_by_role("button", name="Rehacer zip").click()
+        confirmation.wait_for(timeout=60_000)
+        with page.expect_download() as third:
+            link.click()
+        from_file = tmp_path / "from_file.zip"
+        third.value.save_as(from_file)
     toggled = {f"{r.page}#{r.index}" for r in by_doubt(data.regions, data.threshold)[:2]}
+    then, dropped = kept_by_key(from_file), {f"{r.page}#{r.index}" for r in gone}
+    assert not any(then[k] for k in dropped)
+    assert {k for k in then if then[k] != kept_by_key(curated)[k]} == {
+        k for k in dropped if kept_by_key(curated)[k]}
     before, after = kept_by_key(built), kept_by_key(curated)
     assert {k for k in before if before[k] != after[k]} == toggled
     added = sum(after[k] and not before[k] for k in toggled)
