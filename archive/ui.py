@@ -252,9 +252,10 @@ def take_decisions(review: Review, path: str | Path, say: Say) -> str:
     name = Path(path).name
     if not taken:
         return say("archive_decisions_none", name=name, rows=len(choices))
-    said = say("archive_decisions_taken", name=name, taken=len(taken))
-    unknown = len(choices) - len(taken)
-    return f"{said} {say('archive_decisions_unknown', unknown=unknown)}" if unknown else said
+    said = [say("archive_decisions_taken", name=name, taken=len(taken))]
+    if len(choices) > len(taken):
+        said.append(say("archive_decisions_unknown", unknown=len(choices) - len(taken)))
+    return " ".join(said)
 
 
 def rebuild(review: Review, say: Say) -> tuple[Path, str]:
