@@ -26,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -457,6 +458,7 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     imports cost 90 MB of RSS and left a core to share three ways).
     """
     pool = _pool(opts.workers - 1) if opts.workers > 1 else None
+    threads = _own_cv2_threads(pool)
     filt = _make_filter(opts)
     docs = _OwnDocs(opts.password)
     try:
@@ -472,6 +474,8 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
         if pool is not None:
             pool.terminate()
             pool.join()
+        if threads is not None:
+            cv2.setNumThreads(threads)
 
 
 AHEAD = 2  # chunks out in the pool per pool process: enough to keep it busy, no more
@@ -692,19 +696,36 @@ def _scan_only(plan: Plan, out: Path, opts: Options) -> Generator[PageEvent, Non
     return _report(target, pages, regions, time.perf_counter() - t0, opts, 0)
 
 
+def _fork_safe() -> bool:
+    """This process runs no other thread (the CLI, not the Gradio server)."""
+    return threading.active_count() == 1 and sys.platform == "linux"
+
+
+def _own_cv2_threads(pool) -> int | None:
+    """With a pool, this process is one worker of N: one OpenCV thread, as theirs.
+
+    OpenCV's second thread in this process only contended with the pool's worker for
+    the two cores (4% more CPU-s in figure mode). Returns the count to restore; only a
+    process without other threads changes it (a server's other jobs share the setting).
+    """
+    if pool is None or not _fork_safe():
+        return None
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    return before
+
+
 def _pool(workers: int):
     """Worker processes; forked when that is safe, spawned otherwise.
 
     A fork copies the imported modules for free, but forking a threaded process
     (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
     """
-    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
+    method = "fork" if _fork_safe() else "spawn"
     if method == "spawn":
         return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
     # a forked child inherits the setting; changing it in the child hangs (OpenCV 5 with a
     # thread pool the parent already used: the workers test waited forever)
-    import cv2
-
     before = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:
@@ -715,8 +736,6 @@ def _pool(workers: int):
 
 def _one_thread() -> None:
     """A worker process is one of N sharing the cores: OpenCV's own threads only contend."""
-    import cv2
-
     cv2.setNumThreads(1)
 
 
