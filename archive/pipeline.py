@@ -726,12 +726,19 @@ def _pool(workers: int):
         return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
     # a forked child inherits the setting; changing it in the child hangs (OpenCV 5 with a
     # thread pool the parent already used: the workers test waited forever)
+    _warm_tables()
     before = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:
         return multiprocessing.get_context(method).Pool(workers)
     finally:
         cv2.setNumThreads(before)
+
+
+def _warm_tables() -> None:
+    """Build OpenCV's Lab tables here, once, for every forked worker to inherit: its first
+    RGB -> Lab conversion costs 110 ms of CPU, paid otherwise by each process."""
+    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_RGB2LAB)
 
 
 def _one_thread() -> None:
