@@ -463,7 +463,7 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     docs = _OwnDocs(opts.password)
     try:
         for path, source, indices in plan:
-            chunks = [indices[k : k + CHUNK] for k in range(0, len(indices), CHUNK)]
+            chunks = _chunks(indices, opts.workers)
             if pool is None:
                 for chunk in chunks:
                     yield from _own_chunk(docs, path, source, chunk, opts, filt)
@@ -479,6 +479,19 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
 
 
 AHEAD = 2  # chunks out in the pool per pool process: enough to keep it busy, no more
+
+
+def _chunks(indices: list[int], workers: int) -> list[list[int]]:
+    """Runs of CHUNK pages, the last CHUNK pages a worker one page each.
+
+    At the end of a PDF each process waits for the others' last chunks with nothing to
+    do: up to AHEAD chunks of four pages (a quarter of a second a core on the bench);
+    with single pages last, a page or two.
+    """
+    split = len(indices) if workers == 1 else max(0, len(indices) - CHUNK * workers)
+    head = indices[:split]
+    return ([head[k : k + CHUNK] for k in range(0, len(head), CHUNK)]
+            + [[i] for i in indices[split:]])
 
 
 def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: list[list[int]],
