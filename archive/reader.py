@@ -52,7 +52,7 @@ except OSError:  # pragma: no cover - a Linux without glibc (musl): nothing to t
 # freed heap top is kept (the trim every TRIM_EVERY pages still gives it back).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 HEAP_BELOW = 32 << 20
-KEEP_TOP = 64 << 20
+KEEP_TOP = 16 << 20  # a page churns about 15 MB; 8 MB cost 60% more system time again
 
 
 def _heap_for_page_buffers() -> None:
