@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from archive import components
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
@@ -241,8 +242,7 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
 
 
 def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    _n, labels, stats, _c = cv2.connectedComponentsWithStats(strong.astype(np.uint8),
-                                                             connectivity=8)
+    _n, labels, stats, _c = components.with_stats(strong.astype(np.uint8), connectivity=8)
     return labels, stats
 
 
@@ -254,7 +254,7 @@ def _scan_border(weak: np.ndarray) -> np.ndarray:
     lies in the outer band; a full-bleed plate is not, so only its band goes.
     """
     h, w = weak.shape
-    n, lab, stats, _c = cv2.connectedComponentsWithStats(weak.astype(np.uint8), connectivity=8)
+    n, lab, stats, _c = components.with_stats(weak.astype(np.uint8), connectivity=8)
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
     mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
     edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
@@ -356,8 +356,8 @@ def _band(box: Box) -> bool:
 
 def _weak_components(ink: _Ink) -> np.ndarray:
     """Stats (x, y, w, h, area) of the weak-ink shapes that hold some strong ink."""
-    n, lab, stats, _c = cv2.connectedComponentsWithStats((ink.weak & ~ink.text).astype(np.uint8),
-                                                         connectivity=8)
+    n, lab, stats, _c = components.with_stats((ink.weak & ~ink.text).astype(np.uint8),
+                                              connectivity=8)
     keep = np.bincount(lab[ink.strong & ~ink.text], minlength=n) > 0
     keep[0] = False
     return stats[keep]
@@ -601,7 +601,7 @@ def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]
     the boxes would overlap, the cut is made straight instead.
     """
     x0, y0, x1, y1 = box
-    _n, _lab, stats, cent = cv2.connectedComponentsWithStats(
+    _n, _lab, stats, cent = components.with_stats(
         weak[y0:y1, x0:x1].astype(np.uint8), connectivity=8)
     stats, pos = stats[1:], (cent[1:, 0] if axis == 0 else cent[1:, 1])
     edges = [0, *[c + 1 for c in cuts], (x1 - x0) if axis == 0 else (y1 - y0)]
@@ -672,7 +672,7 @@ def _table(box: Box, ink: _Ink) -> bool:
     n = int(rest.sum())
     if not n:
         return False
-    _n, _lab, stats, _c = cv2.connectedComponentsWithStats(rest, connectivity=8)
+    _n, _lab, stats, _c = components.with_stats(rest, connectivity=8)
     tall = stats[1:, 3] > 2.5 * ink.th
     return float(stats[1:, 4][tall].sum()) < (1 - PARAMS["big"]) * n
 
@@ -733,7 +733,7 @@ def _holes(ink: _Ink, label: int) -> int:
     """Enclosed holes of one strong shape: a letter has two at most, a figure many."""
     x, y, w, h, _a = ink.stats[label].tolist()
     inv = (ink.labels[y:y + h, x:x + w] != label).astype(np.uint8)
-    n, _lab, st, _c = cv2.connectedComponentsWithStats(inv, connectivity=4)
+    n, _lab, st, _c = components.with_stats(inv, connectivity=4)
     inner = (st[1:, 0] > 0) & (st[1:, 1] > 0) & (st[1:, 0] + st[1:, 2] < w) & (
         st[1:, 1] + st[1:, 3] < h)
     return int(inner.sum())

@@ -26,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -463,11 +464,12 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     imports cost 90 MB of RSS and left a core to share three ways).
     """
     pool = _pool(opts.workers - 1) if opts.workers > 1 else None
+    threads = _own_cv2_threads(pool)
     filt = _make_filter(opts)
     docs = _OwnDocs(opts.password)
     try:
         for path, source, indices in plan:
-            chunks = [indices[k : k + CHUNK] for k in range(0, len(indices), CHUNK)]
+            chunks = _chunks(indices, opts.workers)
             if pool is None:
                 for chunk in chunks:
                     yield from _own_chunk(docs, path, source, chunk, opts, filt)
@@ -478,9 +480,24 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
         if pool is not None:
             pool.terminate()
             pool.join()
+        if threads is not None:
+            cv2.setNumThreads(threads)
 
 
 AHEAD = 2  # chunks out in the pool per pool process: enough to keep it busy, no more
+
+
+def _chunks(indices: list[int], workers: int) -> list[list[int]]:
+    """Runs of CHUNK pages, the last CHUNK pages a worker one page each.
+
+    At the end of a PDF each process waits for the others' last chunks with nothing to
+    do: up to AHEAD chunks of four pages (a quarter of a second a core on the bench);
+    with single pages last, a page or two.
+    """
+    split = len(indices) if workers == 1 else max(0, len(indices) - CHUNK * workers)
+    head = indices[:split]
+    return ([head[k : k + CHUNK] for k in range(0, len(head), CHUNK)]
+            + [[i] for i in indices[split:]])
 
 
 def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: list[list[int]],
@@ -698,19 +715,37 @@ def _scan_only(plan: Plan, out: Path, opts: Options) -> Generator[PageEvent, Non
     return _report(target, pages, regions, time.perf_counter() - t0, opts, 0)
 
 
+def _fork_safe() -> bool:
+    """This process runs no other thread (the CLI, not the Gradio server)."""
+    return threading.active_count() == 1 and sys.platform == "linux"
+
+
+def _own_cv2_threads(pool) -> int | None:
+    """With a pool, this process is one worker of N: one OpenCV thread, as theirs.
+
+    OpenCV's second thread in this process only contended with the pool's worker for
+    the two cores (4% more CPU-s in figure mode). Returns the count to restore; only a
+    process without other threads changes it (a server's other jobs share the setting).
+    """
+    if pool is None or not _fork_safe():
+        return None
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    return before
+
+
 def _pool(workers: int):
     """Worker processes; forked when that is safe, spawned otherwise.
 
     A fork copies the imported modules for free, but forking a threaded process
     (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
     """
-    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
+    method = "fork" if _fork_safe() else "spawn"
     if method == "spawn":
         return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
     # a forked child inherits the setting; changing it in the child hangs (OpenCV 5 with a
     # thread pool the parent already used: the workers test waited forever)
-    import cv2
-
+    _warm_tables()
     before = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:
@@ -719,10 +754,14 @@ def _pool(workers: int):
         cv2.setNumThreads(before)
 
 
+def _warm_tables() -> None:
+    """Build OpenCV's Lab tables here, once, for every forked worker to inherit: its first
+    RGB -> Lab conversion costs 110 ms of CPU, paid otherwise by each process."""
+    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_RGB2LAB)
+
+
 def _one_thread() -> None:
     """A worker process is one of N sharing the cores: OpenCV's own threads only contend."""
-    import cv2
-
     cv2.setNumThreads(1)
 
 

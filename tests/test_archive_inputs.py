@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 import archive
-from archive import serverpath
+from archive import reader, serverpath
 from archive.errors import ArchiveError
 from archive.ui import run_job
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
@@ -160,3 +160,55 @@ def test_the_old_filter_name_default_still_means_the_default_filter():
     assert Options(filter="default", unit="page").check().filter == "figures"
     with pytest.raises(ArchiveError, match="--filter must be one of"):
         Options(filter="cnn").check()
+
+
+def _scans_read(doc: pymupdf.Document) -> list[tuple[bytes | None, bytes]]:
+    """Per page: the scan's bytes read straight from the file (None: not taken), and MuPDF's."""
+    out = []
+    for page in doc:
+        xref = page.get_images(full=True)[0][0]
+        out.append((reader._stored_stream(doc, xref), doc.xref_stream_raw(xref)))
+    return out
+
+
+def test_scan_bytes_read_from_the_file_are_mupdfs_raw_stream(shared_data, tmp_path):
+    """The pread fast path gives MuPDF's bytes, whatever wrote the PDF: as scanned, saved
+    with object streams, and after an incremental update that replaced a page's scan."""
+    pages = chapbook_pages(shared_data)[:3]
+    plain = scans_pdf(tmp_path / "plain.pdf", pages)
+    with pymupdf.open(plain) as doc:
+        doc.save(tmp_path / "objstm.pdf", garbage=4, deflate=True, use_objstms=1)
+    updated, new_scan = tmp_path / "updated.pdf", _jpeg((120, 160), (30, 60, 90))
+    updated.write_bytes(plain.read_bytes())
+    with pymupdf.open(updated) as doc:
+        doc.update_stream(doc[1].get_images()[0][0], new_scan, compress=False)
+        doc.saveIncr()
+    for pdf in (plain, tmp_path / "objstm.pdf", updated):
+        with reader.open_pdf(pdf) as doc:
+            read = _scans_read(doc)
+            assert [fast for fast, _ in read] == [raw for _, raw in read], pdf.name
+            if pdf == updated:
+                assert read[1][1] == new_scan  # the update's scan, not the one it replaced
+            first = reader.read_page(doc, 0)
+            assert first.jpeg == read[0][1] and first.preview.size[0] > 0
+
+
+def test_encrypted_or_unsure_streams_are_read_by_mupdf(shared_data, tmp_path):
+    """An encrypted PDF (even with a blank password, where is_encrypted reads False), a PDF
+    in memory, and a stream whose /Length stops short of endstream all go through MuPDF."""
+    plain = scans_pdf(tmp_path / "plain.pdf", chapbook_pages(shared_data)[:1])
+    locked = tmp_path / "locked.pdf"
+    with pymupdf.open(plain) as doc:
+        doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="")
+    short = tmp_path / "short.pdf"
+    data = _jpeg((300, 400))
+    _one_image_pdf(short, data, 300, 400)
+    short.write_bytes(short.read_bytes().replace(b"/Length %d " % len(data),
+                                                 b"/Length %d " % (len(data) - 7)))
+    for doc in (reader.open_pdf(locked), pymupdf.open(stream=plain.read_bytes()),
+                reader.open_pdf(short)):
+        with doc:
+            read = _scans_read(doc)
+            assert [fast for fast, _ in read] == [None] * len(read)
+            scan = reader._single_scan(doc, doc[0])  # MuPDF's bytes (cut short by /Length)
+            assert scan is not None and scan[0] == read[0][1] and scan[0][:2] == b"\xff\xd8"
