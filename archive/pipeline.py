@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import figures, ocr, printed_text
+from archive import figures, ocr, printed_text, reader
 from archive.caption import DEFAULT_CAPTION, check_template, make_caption
 from archive.decisions import DUPLICATE, decide, sidecar
 from archive.decisions import load as load_decisions
@@ -463,6 +463,8 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     back yet, so two workers are two processes, not three (an idle parent with all the
     imports cost 90 MB of RSS and left a core to share three ways).
     """
+    if _fork_safe():  # a process that only builds: its forked workers inherit this
+        reader.heap_for_page_buffers()
     pool = _pool(opts.workers - 1) if opts.workers > 1 else None
     threads = _own_cv2_threads(pool)
     filt = _make_filter(opts)
@@ -763,6 +765,7 @@ def _warm_tables() -> None:
 def _one_thread() -> None:
     """A worker process is one of N sharing the cores: OpenCV's own threads only contend."""
     cv2.setNumThreads(1)
+    reader.heap_for_page_buffers()
 
 
 def build_dataset(

@@ -55,8 +55,11 @@ HEAP_BELOW = 32 << 20
 KEEP_TOP = 16 << 20  # a page churns about 15 MB; 8 MB cost 60% more system time again
 
 
-def _heap_for_page_buffers() -> None:
+def heap_for_page_buffers() -> None:
     """Serve a page's buffers (the 2 MB stream, decodes, crops) from the heap.
+
+    Called by a process that does nothing but build (the CLI, a pool worker), never by
+    the app's server, whose other tabs keep glibc's own policy.
 
     By default glibc maps each buffer over 128 KB afresh and unmaps it when freed, and
     trims the heap top as soon as it is free: the next page's buffers fault in again,
@@ -67,8 +70,6 @@ def _heap_for_page_buffers() -> None:
         _LIBC.mallopt(_M_MMAP_THRESHOLD, HEAP_BELOW)
         _LIBC.mallopt(_M_TRIM_THRESHOLD, KEEP_TOP)
 
-
-_heap_for_page_buffers()
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
