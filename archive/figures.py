@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from archive import ring_stamps
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
@@ -78,6 +79,9 @@ PARAMS = {
     "pad": 0.02,  # box margin, a fraction of the box side
     "small_h": 16.0,  # shorter than this, an initial or a symmetric shape is an ornament
 }
+# Least left-right and up-down mirror correlation, of a box and of its inner three
+# quarters, of a frame or a cartouche: scenes measured 0.25 at most on the early books
+FRAME_SYM = 0.4
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -233,11 +237,34 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
             weak &= ~inked
             labels, stats = _components(strong)
         rubric = rubrics(colour, th)
+    ringed = _ring_stamps(d, strong, labels, stats, th, found)
+    if ringed:  # a black stamp's ink is the print's colour: all under its ring goes
+        for b in ringed:  # and the ring's own edge, a pixel or two beyond the fit
+            x0, y0, x1, y1 = max(0, b[0] - 2), max(0, b[1] - 2), b[2] + 2, b[3] + 2
+            disc = _disc_mask(x1 - x0, y1 - y0)[:strong.shape[0] - y0, :strong.shape[1] - x0]
+            strong[y0:y1, x0:x1] &= ~disc
+            weak[y0:y1, x0:x1] &= ~disc
+        labels, stats = _components(strong)
+        found = found + ringed
     glyphs = glyph_mask(labels, stats, th)
     zone = text_zone(glyphs, th) | rubric
     big = cv2.dilate((strong & ~glyphs).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     text = (zone & weak & ~big) | (rubric & weak)
     return _Ink(d, t, strong, weak, labels, stats, th, glyphs, zone, text, binary, found)
+
+
+def _ring_stamps(d: np.ndarray, strong: np.ndarray, labels: np.ndarray, stats: np.ndarray,
+                 th: float, found: list[Box]) -> list[Box]:
+    """Stamps told by their thin round ring (any ink colour) that colour did not find."""
+    big = strong & ~glyph_mask(labels, stats, th)
+    return [b for b in ring_stamps.rings(d, strong, big, th)
+            if not any(_intersection(b, f) for f in found)]
+
+
+def _disc_mask(w: int, h: int) -> np.ndarray:
+    """The ellipse inscribed in a w x h box."""
+    yy, xx = np.ogrid[:h, :w]
+    return ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1.0
 
 
 def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -861,8 +888,9 @@ def _ornament(box: Box, ink: _Ink) -> bool:
     if aspect > 3 or aspect < 0.25:
         return True
     lr, ud = _symmetry(box, ink)
-    # a frame is symmetric both ways, and so is a fleuron; only the fleuron stays so inside
-    if lr > 0.6 and ud > 0.6 and min(_symmetry(_inset(box, 1 / 8), ink)) > 0.6:
+    # a frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
+    # holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways
+    if min(lr, ud) > FRAME_SYM and min(_symmetry(_inset(box, 1 / 8), ink)) > FRAME_SYM:
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
