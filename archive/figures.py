@@ -177,9 +177,16 @@ def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     px0, py0, px1, py1 = extent.page
     x0, y0 = int(px0 * w), int(py0 * h)
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
-    ink = _measure(grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1])
+    grey, rgb = grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1]
+    ink = _measure(grey, rgb)
     ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
-    return ink, _boxes(ink)
+    boxes = _boxes(ink)
+    ringed = _ring_stamps(ink, boxes)
+    if ringed:  # measured again without them: a stamp glues itself to what it touches
+        ink = _measure(grey, rgb, ringed)
+        ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
+        boxes = _boxes(ink)
+    return ink, boxes
 
 
 def _grey(page: Image.Image) -> np.ndarray:
@@ -208,9 +215,12 @@ def _paper(grey: np.ndarray) -> np.ndarray:
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
-    """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed,
-    text height, and where the text is."""
+def _measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] | None = None
+             ) -> _Ink:
+    """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed
+    (coloured ones found here, ``ringed`` ones by ``_ring_stamps``), text height, and
+    where the text is."""
+    ringed = ringed or []
     d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
@@ -237,7 +247,6 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
             weak &= ~inked
             labels, stats = _components(strong)
         rubric = rubrics(colour, th)
-    ringed = _ring_stamps(d, strong, labels, stats, th, found)
     if ringed:  # a black stamp's ink is the print's colour: all under its ring goes
         for b in ringed:  # and the ring's own edge, a pixel or two beyond the fit
             x0, y0, x1, y1 = max(0, b[0] - 2), max(0, b[1] - 2), b[2] + 2, b[3] + 2
@@ -253,12 +262,18 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None) -> _Ink:
     return _Ink(d, t, strong, weak, labels, stats, th, glyphs, zone, text, binary, found)
 
 
-def _ring_stamps(d: np.ndarray, strong: np.ndarray, labels: np.ndarray, stats: np.ndarray,
-                 th: float, found: list[Box]) -> list[Box]:
-    """Stamps told by their thin round ring (any ink colour) that colour did not find."""
-    big = strong & ~glyph_mask(labels, stats, th)
-    return [b for b in ring_stamps.rings(d, strong, big, th)
-            if not any(_intersection(b, f) for f in found)]
+def _ring_stamps(ink: _Ink, boxes: list[Box]) -> list[Box]:
+    """Stamps told by their thin round ring (any ink colour, black ones too) that colour
+    did not find, looked for only where a box would be kept: a stamp elsewhere is in no
+    crop, and the transform is the dearest step of a page."""
+    kept = [b for b in boxes if _judge(b, ink, 1e-9).kept]  # at any size
+    if not kept:
+        return []
+    window = (min(b[0] for b in kept), min(b[1] for b in kept), max(b[2] for b in kept),
+              max(b[3] for b in kept))
+    big = ink.strong & ~ink.glyphs
+    return [b for b in ring_stamps.rings(ink.d, ink.strong, big, ink.th, window)
+            if not any(_intersection(b, f) for f in ink.stamps)]
 
 
 def _disc_mask(w: int, h: int) -> np.ndarray:
