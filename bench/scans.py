@@ -187,12 +187,13 @@ def _overlap(a: Box, b: Box) -> float:
     return ix * iy
 
 
-def scan(background: str, source: str, seed: int = 0) -> Scan:
-    """One library scan of a real page, every part of it with its exact box."""
+def scan(background: str, source: str, seed: int = 0, ink: str = "") -> Scan:
+    """One library scan of a real page, every part of it with its exact box; ``ink``
+    ("red" or "black") sets its stamp's ink, else drawn (its own draw: the rest of the
+    scan is the same either way)."""
     rng = random.Random(seed)
     page, boxes, name = _page(source, rng)
     others: dict[str, Box] = {}
-    ink = ""
     ph, pw = page.shape[:2]
     if rng.random() < 0.5:  # a stamp inked over the print
         side = int(pw * rng.uniform(0.12, 0.18))
@@ -201,7 +202,8 @@ def scan(background: str, source: str, seed: int = 0) -> Scan:
             x, y = at
             page = page.copy()
             black = random.Random(seed * 7919 + 1)
-            ink = "black" if black.random() < 0.5 else "red"
+            drawn = "black" if black.random() < 0.5 else "red"
+            ink = ink or drawn
             page[y: y + side, x: x + side] *= _stamp(rng, side, black if ink == "black" else None)
             others["stamp"] = (x / pw, y / ph, (x + side) / pw, (y + side) / ph)
     facing = rng.random() < 0.5
@@ -237,7 +239,8 @@ def scan(background: str, source: str, seed: int = 0) -> Scan:
     img = Image.fromarray((np.clip(canvas, 0, 1) * 255).astype(np.uint8), "RGB")
     page_box = (left / W, top / H, (left + pw) / W, (top + ph) / H)
     return Scan(f"{background}-{source}-{seed}-{name.split('/')[-1]}", background, source,
-                img, page_box, [moved(b) for b in boxes if box_area(b) > 0], others, ink)
+                img, page_box, [moved(b) for b in boxes if box_area(b) > 0], others,
+                ink if "stamp" in others else "")
 
 
 def build(per_cell: int = 4, seed: int = 0) -> Iterator[Scan]:
