@@ -79,9 +79,9 @@ PARAMS = {
     "pad": 0.02,  # box margin, a fraction of the box side
     "small_h": 16.0,  # shorter than this, an initial or a symmetric shape is an ornament
 }
-# Least left-right and up-down mirror correlation, of a box and of its inner three
-# quarters, of a frame or a cartouche: scenes measured 0.25 at most on the early books
-FRAME_SYM = 0.4
+# Least left-right and up-down mirror correlation of a frame or a cartouche, of its box
+# and of its inner three quarters: scenes measured 0.25 at most inside on the early books
+FRAME_SYM = (0.4, 0.5)
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -905,7 +905,7 @@ def _ornament(box: Box, ink: _Ink) -> bool:
     lr, ud = _symmetry(box, ink)
     # a frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
     # holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways
-    if min(lr, ud) > FRAME_SYM and min(_symmetry(_inset(box, 1 / 8), ink)) > FRAME_SYM:
+    if min(lr, ud) > FRAME_SYM[0] and min(_symmetry(_inset(box, 1 / 8), ink)) > FRAME_SYM[1]:
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
