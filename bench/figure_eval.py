@@ -401,8 +401,13 @@ def report_scans(per_cell: int, sheets: dict[str, list] | None) -> list[float]:
             beside[name, "scans"] += 1
             beside[name, "cropped"] += any(overlap(obj, b) > 0.3 for b in boxes)
         if "stamp" in sc.others:
-            beside["stamp", "found"] += any(r.kind == "stamp" and iou(r.box, sc.others["stamp"])
-                                            >= 0.5 for r in found.regions)
+            hit = any(r.kind == "stamp" and iou(r.box, sc.others["stamp"]) >= 0.5
+                      for r in found.regions)
+            ink = getattr(sc, "stamp_ink", "") or "red"
+            beside["stamp", "found"] += hit
+            beside[ink, "scans"] += 1
+            beside[ink, "found"] += hit
+            beside[ink, "cropped"] += any(overlap(sc.others["stamp"], b) > 0.3 for b in boxes)
         beside["outside", "crops"] += sum(overlap(b, sc.page) < 0.5 for b in boxes)
         if sheets is not None:
             sheets["scans"].append((sc.name, prev, sc.boxes, found.regions))
@@ -419,6 +424,9 @@ def report_scans(per_cell: int, sheets: dict[str, list] | None) -> list[float]:
                            for name in ("chart", "label", "stamp", "facing page"))
           + f"; stamps found as kind=stamp {beside['stamp', 'found']} of "
             f"{beside['stamp', 'scans']}")
+    print("  stamps by ink: " + ", ".join(
+        f"{ink} recognised {beside[ink, 'found']} of {beside[ink, 'scans']}, cropped "
+        f"{beside[ink, 'cropped']}" for ink in ("red", "black")))
     return ms
 
 

@@ -13,8 +13,10 @@ the things that are not pictures are all known exactly:
   light), beside the page with a gutter shadow between (half of the scans);
 - a colour chart (saturated patches and a grey wedge on a white strip, with a ruler) and
   a label (a white card with two lines cut from a real text page) on the background;
-- a stamp: a real red library stamp cut from a ``figures/early`` scan (CC0) and inked
-  over the page's text, away from its pictures (half of the scans).
+- a stamp: a real library stamp cut from a ``figures/early`` scan (CC0) and inked over
+  the page's text, away from its pictures (half of the scans); half of them red as
+  printed, half black (a real black stamp, or a red one in grey: the black stamps'
+  own ring shape, not their colour, must tell them).
 
 Everything is seeded, so the same call gives the same scans.
 """
@@ -42,6 +44,9 @@ STAMPS = (
     ("images/btv1b8626243d_f9.jpg", (483, 590, 575, 686)),
     ("images/bpt6k3041989v_f13.jpg", (222, 188, 390, 357)),
 )
+# A real black stamp (BnF, the Bibliothèque royale's, over a title page's arms), CC0.
+# Half of the scan's stamps are inked black: one of these, or a red one re-inked in grey.
+BLACK_STAMPS = (("images/bpt6k6127905_f2.jpg", (28, 332, 160, 464)),)
 CHART = [(175, 54, 60), (70, 148, 73), (56, 61, 150), (231, 199, 31), (187, 86, 149),
          (8, 133, 161), (214, 126, 44), (80, 91, 166), (193, 90, 99), (94, 60, 108)]
 
@@ -55,6 +60,7 @@ class Scan:
     page: Box  # the printed page's extent, fractions of the image
     boxes: list[Box]  # the pictures, fractions of the image
     others: dict[str, Box] = field(default_factory=dict)  # chart, label, stamp, facing page
+    stamp_ink: str = ""  # "red" or "black" when a stamp is inked on the page
 
     def preview(self, side: int | None = None) -> Image.Image:
         import io
@@ -140,13 +146,21 @@ def _label(w: int, h: int, rng: random.Random) -> np.ndarray:
     return out
 
 
-def _stamp(rng: random.Random, side: int) -> np.ndarray:
-    """A real stamp, its paper turned white, inside a round mask: multiply it onto a page."""
+def _stamp(rng: random.Random, side: int, black: random.Random | None = None) -> np.ndarray:
+    """A real stamp, its paper turned white, inside a round mask: multiply it onto a page.
+
+    With ``black`` (its own generator, so the scan's other draws stay as they were) the
+    stamp is a black one, or a red one whose ink is turned to grey of the same darkness.
+    """
     name, box = rng.choice(STAMPS)
+    if black is not None:
+        name, box = black.choice(STAMPS + BLACK_STAMPS)
     with Image.open(DATA / "figures" / "early" / name) as im:
         arr = _float(im.convert("RGB").crop(box), side=10_000)
     paper = np.percentile(arr.reshape(-1, 3), 90, axis=0)
     arr = np.clip(arr / np.maximum(paper, 0.3), 0, 1)
+    if black is not None:  # the darkness of the red ink, in black
+        arr = np.repeat(arr.min(axis=2, keepdims=True), 3, axis=2)
     arr = cv2.resize(arr, (side, side), interpolation=cv2.INTER_AREA)
     yy, xx = np.ogrid[:side, :side]
     inside = (xx - side / 2 + 0.5) ** 2 + (yy - side / 2 + 0.5) ** 2 <= (side / 2) ** 2
@@ -173,8 +187,10 @@ def _overlap(a: Box, b: Box) -> float:
     return ix * iy
 
 
-def scan(background: str, source: str, seed: int = 0) -> Scan:
-    """One library scan of a real page, every part of it with its exact box."""
+def scan(background: str, source: str, seed: int = 0, ink: str = "") -> Scan:
+    """One library scan of a real page, every part of it with its exact box; ``ink``
+    ("red" or "black") sets its stamp's ink, else drawn (its own draw: the rest of the
+    scan is the same either way)."""
     rng = random.Random(seed)
     page, boxes, name = _page(source, rng)
     others: dict[str, Box] = {}
@@ -185,7 +201,9 @@ def scan(background: str, source: str, seed: int = 0) -> Scan:
         if at is not None:
             x, y = at
             page = page.copy()
-            page[y: y + side, x: x + side] *= _stamp(rng, side)
+            black = random.Random(seed * 7919 + 1)
+            ink = ink or ("black" if seed % 2 else "red")  # odd seeds: black
+            page[y: y + side, x: x + side] *= _stamp(rng, side, black if ink == "black" else None)
             others["stamp"] = (x / pw, y / ph, (x + side) / pw, (y + side) / ph)
     facing = rng.random() < 0.5
     fw = int(pw * rng.uniform(0.06, 0.16)) if facing else 0
@@ -220,7 +238,8 @@ def scan(background: str, source: str, seed: int = 0) -> Scan:
     img = Image.fromarray((np.clip(canvas, 0, 1) * 255).astype(np.uint8), "RGB")
     page_box = (left / W, top / H, (left + pw) / W, (top + ph) / H)
     return Scan(f"{background}-{source}-{seed}-{name.split('/')[-1]}", background, source,
-                img, page_box, [moved(b) for b in boxes if box_area(b) > 0], others)
+                img, page_box, [moved(b) for b in boxes if box_area(b) > 0], others,
+                ink if "stamp" in others else "")
 
 
 def build(per_cell: int = 4, seed: int = 0) -> Iterator[Scan]:

@@ -96,7 +96,7 @@ def test_a_stamp_inked_over_text_on_a_scan_is_found(shared_data):
     from bench import composites, scans
 
     E.DATA = composites.DATA = scans.DATA = shared_data
-    scan = next(s for s in (scans.scan("grey", "text", seed=k) for k in range(20))
+    scan = next(s for s in (scans.scan("grey", "text", seed=k, ink="red") for k in range(20))
                 if "stamp" in s.others)
     regions = F.candidates(scan.preview())
     assert not any(r.kept for r in regions)
@@ -112,12 +112,48 @@ def test_a_pale_stamp_shrunk_to_the_preview_is_found(shared_data, background, so
     from bench import composites, scans
 
     E.DATA = composites.DATA = scans.DATA = shared_data
-    scan = scans.scan(background, source, seed=seed)
+    scan = scans.scan(background, source, seed=seed, ink="red")
     stamp = scan.others["stamp"]
     regions = F.candidates(scan.preview())
     assert any(r.kind == "stamp" and E.iou(r.box, stamp) >= 0.5 and not r.kept
                for r in regions)
     assert not any(r.kept and E.overlap(stamp, r.box) > 0.3 for r in regions)
+
+
+def test_a_black_stamp_beside_the_arms_is_a_stamp_candidate(shared_data):
+    """The Bibliothèque royale's black round stamp inked over the corner of a title page's
+    arms (bpt6k6127905 f2): black as the print, so found by its ring, not its colour; no
+    crop takes it in (before, the stamp and the arms were one crop)."""
+    _page, preview = early(shared_data, "bpt6k6127905_f2.jpg")
+    regions = F.candidates(preview)
+    stamps = [r for r in regions if r.kind == "stamp"]
+    assert len(stamps) == 1
+    stamp = stamps[0]
+    assert not stamp.kept and stamp.reason == "stamp" and stamp.score < F.REVIEW_FLOOR
+    cx, cy = (stamp.box[0] + stamp.box[2]) / 2, (stamp.box[1] + stamp.box[3]) / 2
+    assert 0.12 < cx < 0.22 and 0.35 < cy < 0.45  # where it is inked
+    for r in regions:
+        if r.kept:  # the arms' box stops at the arms: the stamp's ring is left out
+            assert E.overlap(stamp.box, r.box) < 0.3 and r.box[0] > 0.18
+
+
+def test_a_round_frame_in_a_woodcut_is_no_stamp(shared_data):
+    """A woodcut's roundel (OCR-D, bengel 1751: a circle between two pillars, under rays)
+    is a thin closed ring too; the woodcut's own lines around it say it is no stamp."""
+    path = next((shared_data / "pages" / "ocrd").rglob("OCR-D-IMG-bengel_abriss01_1751-0007.jpg"))
+    assert not any(r.kind == "stamp" for r in F.candidates(E.load_preview(path)))
+
+
+def test_a_cartouche_is_an_ornament(shared_data):
+    """A title page's cartouche (btv1b8626243d f9: an engraved frame holding a hand's
+    lines), boxed as an ornament: symmetric both ways, inside too, unlike a scene."""
+    page, preview = early(shared_data, "btv1b8626243d_f9.jpg")
+    regions = F.candidates(preview)
+    frame = page.ornaments[-1] if len(page.ornaments) == 1 else max(
+        page.ornaments, key=lambda o: E.area(o))
+    assert not any(r.kept for r in regions)
+    assert any(r.kind == "ornament" and r.reason == "ornament" and E.iou(r.box, frame) >= 0.8
+               for r in regions)
 
 
 def test_two_stacked_miniatures_give_two_crops(shared_data):

@@ -1,0 +1,101 @@
+"""Library stamps told by their shape: a thin round ring of ink, whatever its colour.
+
+Why: a black (or dark grey) ownership stamp is the printer's colour, so ``colour_ink``
+cannot set it apart, and in grey it glues itself to the title or the arms it is inked
+beside. Its outline is what no print has: one thin circle closed all round, a few text
+lines across. A letter O is thick-stroked and empty inside; a picture's round frame is
+many text lines across; a woodcut's hatching peaks radially here and there, not all round.
+
+How: circles proposed by the Hough transform on the page's darkness (where the finder
+would crop: a stamp anywhere else changes no crop), each kept only when
+its darkness peaks at the radius (darker than a little inside and a little outside it)
+in nearly every direction, so the ring is thin and closed.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+Box = tuple[int, int, int, int]
+RING = 0.85  # share of directions in which the darkness peaks at the radius: a closed ring
+RADIUS = (3.0, 12.0)  # text heights: a stamp is a few lines across, never a plate
+SIDE = (0.035, 0.12)  # of the long side, the radius: a stamp is a few cm on a page, a
+# round plate is bigger, and a small round mark (an icon, a seal on a letter) is smaller
+STEP = 3  # px at preview scale: inside and outside the ring, where it must be paler
+RISE = 8  # darkness levels the ring stands above both sides of it
+EDGE, ROUND = 300, 0.5  # the transform's edge threshold and least circle perfectness
+SOLID = 0.45  # most share of strong ink inside the ring: a stamp's legend and emblem
+AROUND = 0.5  # most share of directions in which a picture's big shapes lie just outside
+_ANGLES = np.linspace(0.0, 2 * np.pi, 90, endpoint=False)
+
+
+def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
+          window: Box | None = None) -> list[Box]:
+    """Boxes (px) of the stamps on a page: thin closed rings on its darkness ``d``, not
+    solid inside (an icon is a dark disc), and not set in a picture: ``big`` (ink in shapes
+    taller than glyphs) does not surround them (a roundel inside a woodcut is ringed by
+    the woodcut's own lines). Only circles centred in ``window`` are looked for (the
+    transform costs about 10 ms on a whole preview, a text page's every glyph voting)."""
+    h, w = d.shape
+    lo = int(max(RADIUS[0] * th, SIDE[0] * max(h, w)))
+    hi = int(min(RADIUS[1] * th, SIDE[1] * max(h, w)))
+    wx0, wy0, wx1, wy1 = window or (0, 0, w, h)
+    wx0, wy0, wx1, wy1 = max(0, wx0 - hi), max(0, wy0 - hi), min(w, wx1 + hi), min(h, wy1 + hi)
+    if hi <= lo or min(wx1 - wx0, wy1 - wy0) < 2 * lo:
+        return []
+    img = cv2.GaussianBlur(d[wy0:wy1, wx0:wx1], (0, 0), 0.8)
+    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT_ALT, dp=1, minDist=max(4, lo // 2),
+                             param1=EDGE, param2=ROUND, minRadius=lo, maxRadius=hi)
+    out: list[Box] = []
+    for cx, cy, r in ([] if found is None else found[0].tolist()):
+        cx, cy = cx + wx0, cy + wy0
+        if (_closed(d, cx, cy, r) >= RING and _disc(strong, cx, cy, 0.8 * r) <= SOLID
+                and _around(big, cx, cy, r) <= AROUND):
+            box = (max(0, int(cx - r - 1)), max(0, int(cy - r - 1)),
+                   min(w, int(cx + r + 2)), min(h, int(cy + r + 2)))
+            if not any(_overlaps(box, o) for o in out):
+                out.append(box)
+    return out
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    """Whether two boxes overlap (the same stamp found twice)."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _closed(d: np.ndarray, cx: float, cy: float, r: float) -> float:
+    """Share of directions in which the darkness at radius r (within a pixel) stands
+    RISE above both STEP px inside and STEP px outside it."""
+    h, w = d.shape
+
+    def at(rr: float) -> np.ndarray:
+        xs = np.clip(np.round(cx + rr * np.cos(_ANGLES)).astype(int), 0, w - 1)
+        ys = np.clip(np.round(cy + rr * np.sin(_ANGLES)).astype(int), 0, h - 1)
+        return d[ys, xs].astype(np.float32)
+
+    on = np.max([at(r + k) for k in (-1.0, -0.5, 0.0, 0.5, 1.0)], axis=0)
+    peak = (on > at(r - STEP) + RISE) & (on > at(r + STEP) + RISE)
+    return float(peak.mean())
+
+
+def _disc(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
+    """Share of the disc of radius r that the mask covers."""
+    h, w = mask.shape
+    x0, y0 = max(0, int(cx - r)), max(0, int(cy - r))
+    x1, y1 = min(w, int(cx + r) + 1), min(h, int(cy + r) + 1)
+    yy, xx = np.ogrid[y0:y1, x0:x1]
+    inside = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+    return float(mask[y0:y1, x0:x1][inside].mean()) if inside.any() else 0.0
+
+
+def _around(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
+    """Share of directions in which the mask has ink between 1.25 and 1.75 radii out."""
+    h, w = mask.shape
+    hit = np.zeros(len(_ANGLES), bool)
+    for k in np.linspace(1.25, 1.75, 5):
+        xs = np.round(cx + k * r * np.cos(_ANGLES)).astype(int)
+        ys = np.round(cy + k * r * np.sin(_ANGLES)).astype(int)
+        ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        hit[ok] |= mask[ys[ok], xs[ok]]
+    return float(hit.mean())
