@@ -83,6 +83,14 @@ BIRD_SEEN = 0.7
 # config). Chosen on the licensed validation photos and the train split of
 # livestock/species: ``python bench/vet_refusals.py --sweep``.
 CLOSE_UP_NEIGHBOURS = 0.95
+# With a species head, a confident close-up answer is read as cattle when the head's cattle
+# probability is at least HEAD_CATTLE, at least HEAD_NEIGHBOURS of the nearest training
+# photos share the answer, and the answer is at least HEAD_SURE (else the neighbour rule
+# above still applies). Chosen on the licensed validation photos and the train split of
+# livestock/species: ``python bench/vet_species_rules.py``.
+HEAD_CATTLE = 0.5
+HEAD_NEIGHBOURS = 0.2
+HEAD_SURE = 0.8
 
 
 @functools.lru_cache(maxsize=1)
@@ -476,8 +484,12 @@ def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool
     if not (like_training and bool(_info(first).get("close_up"))
             and probs[first] >= min_confidence):
         return False
-    return species_probs is not None or (
-        neighbours is not None and neighbours.get(first, 0.0) >= CLOSE_UP_NEIGHBOURS)
+    share = None if neighbours is None else neighbours.get(first, 0.0)
+    if share is not None and share >= CLOSE_UP_NEIGHBOURS:
+        return True
+    return (species_probs is not None and probs[first] >= HEAD_SURE
+            and float(species_probs[SPECIES.index(CATTLE)]) >= HEAD_CATTLE
+            and (share is None or share >= HEAD_NEIGHBOURS))
 
 
 def head_veto(species_probs: Any) -> set[str]:
