@@ -91,6 +91,9 @@ CLOSE_UP_NEIGHBOURS = 0.95
 HEAD_CATTLE = 0.5
 HEAD_NEIGHBOURS = 0.2
 HEAD_SURE = 0.8
+# Whether the species head's evidence replaces ImageNet's on whole animals too (the
+# ``cattle_evidence`` rule still reads ImageNet's own classes there).
+HEAD_WHOLE = False
 
 
 @functools.lru_cache(maxsize=1)
@@ -506,7 +509,7 @@ def species_mass(imagenet_probs: Any, species_probs: Any, close_up: bool) -> Any
     """Per species (``SPECIES`` order), the evidence the scope is read from: the species
     head on a close-up, ImageNet's own classes otherwise (the head learned no whole
     sheep, goats or pigs: on whole animals it would overrule ImageNet for the worse)."""
-    if close_up and species_probs is not None:
+    if species_probs is not None and (close_up or HEAD_WHOLE):
         return torch.as_tensor(species_probs, dtype=torch.float32)
     return species_scores(imagenet_probs, SPECIES)
 

@@ -54,19 +54,21 @@ def head_logits(imagenet_probs: torch.Tensor, unit: torch.Tensor, weight: torch.
 
 def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.ndarray,
                      bound: float = 3.0, weight_decay: float = 1e-3, steps: int = 300,
-                     seed: int = 0) -> dict[str, torch.Tensor]:
+                     seed: int = 0, balance: float = 1.0) -> dict[str, torch.Tensor]:
     """Fit the correction by class-balanced cross-entropy (full batch, L-BFGS).
 
     ``y`` holds indices into ``SPECIES``; species that never occur in it get no
-    correction at all. Every species weighs the same in the loss, so the many
-    cattle photos do not teach the head that everything is a cow.
+    correction at all. With ``balance`` 1 every species weighs the same in the loss, so
+    the many cattle photos do not teach the head that everything is a cow; under 1 (0.5:
+    square-root weights) a species with a dozen photos weighs less than its thousands.
     """
     torch.manual_seed(seed)
     present = sorted(set(y.tolist()))
     trained = torch.zeros(len(SPECIES))
     trained[present] = 1.0
     counts = np.bincount(y, minlength=len(SPECIES)).astype(np.float64)
-    w_cls = torch.tensor(np.where(counts > 0, counts.sum() / np.maximum(counts, 1), 0.0)).float()
+    w_cls = torch.tensor(np.where(counts > 0, (counts.sum() / np.maximum(counts, 1)) ** balance,
+                                  0.0)).float()
     w_cls = w_cls / w_cls[present].mean()
     x = F.normalize(unit.float(), dim=-1)
     ref = imagenet_probs.float()
