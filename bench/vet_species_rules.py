@@ -13,10 +13,10 @@ root). For each head, a grid of the species gate (``vet.pipeline.HEAD_CATTLE``,
 scored on the licensed **validation** photos and the **train** split of livestock/species
 only; a setting is eligible when it is no worse than today (no head) on any of: validation
 right-of-answered, wrong, FMD answered or warned; pig / sheep / goat given a cattle-only
-condition, birds given FMD and species top-1 on the species train split. The eligible setting with the
-most validation answers is chosen, and it (and the next best) is then reported on the
-held-out test groups, the unlicensed measure rows and the species validation split,
-beside today.
+condition, birds given FMD and species top-1 on the species train split. The eligible
+setting with the most validation answers is chosen, and it (and the next best) is then
+reported on the held-out test groups, the unlicensed measure rows and the species
+validation split, beside today.
 """
 
 from __future__ import annotations
