@@ -91,9 +91,10 @@ CLOSE_UP_NEIGHBOURS = 0.95
 HEAD_CATTLE = 0.5
 HEAD_NEIGHBOURS = 0.2
 HEAD_SURE = 0.8
-# Whether the species head's evidence replaces ImageNet's on whole animals too (the
-# ``cattle_evidence`` rule still reads ImageNet's own classes there).
-HEAD_WHOLE = False
+# Whether the head decides only for conditions seen on close-ups alone (``close_up`` and not
+# ``whole_animal``: mastitis, pinkeye). Lumpy skin is seen on whole animals too, where
+# ImageNet's species guess is informative and whole goats, sheep and pigs get it at >= 0.9.
+HEAD_CLOSE_UP_ONLY = True
 
 
 @functools.lru_cache(maxsize=1)
@@ -491,6 +492,7 @@ def is_close_up(probs: dict[str, float], species_probs: Any, like_training: bool
     if share is not None and share >= CLOSE_UP_NEIGHBOURS:
         return True
     return (species_probs is not None and probs[first] >= HEAD_SURE
+            and not (HEAD_CLOSE_UP_ONLY and _info(first).get("whole_animal"))
             and float(species_probs[SPECIES.index(CATTLE)]) >= HEAD_CATTLE
             and (share is None or share >= HEAD_NEIGHBOURS))
 
@@ -509,7 +511,7 @@ def species_mass(imagenet_probs: Any, species_probs: Any, close_up: bool) -> Any
     """Per species (``SPECIES`` order), the evidence the scope is read from: the species
     head on a close-up, ImageNet's own classes otherwise (the head learned no whole
     sheep, goats or pigs: on whole animals it would overrule ImageNet for the worse)."""
-    if species_probs is not None and (close_up or HEAD_WHOLE):
+    if close_up and species_probs is not None:
         return torch.as_tensor(species_probs, dtype=torch.float32)
     return species_scores(imagenet_probs, SPECIES)
 
