@@ -146,6 +146,22 @@ def report(name: str, sets: dict, head: dict | None) -> dict:
             "measure_sources": msrc, "test_reasons": dict(reasons)}
 
 
+def report_only(args: argparse.Namespace) -> int:
+    """One named setting on the report sets (no choice made)."""
+    torch.set_num_threads(1)
+    cache = Path(args.cache)
+    sets = {n: load(cache, n) for n in ("licensed", "test", "measure", "species_val")}
+    head = fit(sets["licensed"], args.bounds[0], ("goat", "pig"), args.balance[0])
+    params = {k: float(v) for k, v in (kv.split("=") for kv in args.report)}
+    shipped = {k: getattr(pipeline, k) for k in GRID}
+    report("no head (today)", sets, None)
+    set_params(params)
+    report(f"bound {args.bounds[0]:g}, balance {args.balance[0]:g}, ImageNet for goat+pig, "
+           + " ".join(f"{k}={v:g}" for k, v in params.items()), sets, head)
+    set_params(shipped)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", default="/work/scratch-vet")
@@ -153,7 +169,13 @@ def main() -> int:
     ap.add_argument("--balance", type=float, nargs="+", default=[1.0, 0.5])
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--report", nargs="+", metavar="K=V", default=None,
+                    help="skip the choice: report the head of --bounds[0] / --balance[0] "
+                         "(goat and pig left to ImageNet) with these settings, e.g. "
+                         "HEAD_NEIGHBOURS=0.8 HEAD_SURE=0.95")
     args = ap.parse_args()
+    if args.report:
+        return report_only(args)
     torch.set_num_threads(1)
     cache = Path(args.cache)
     sets = {n: load(cache, n) for n in ("val", "species_train", "licensed", "test",
@@ -162,8 +184,8 @@ def main() -> int:
     base_val = conditions(sets["val"]["rows"], sets["val"]["truths"])
     base_sp = species_set(sets["species_train"]["rows"], sets["species_train"]["truths"])
     print("choice (validation + species train): head | HEAD_CATTLE HEAD_NEIGHBOURS HEAD_SURE "
-          "HEAD_WHOLE | val answered / right of answered / wrong / FMD flagged | species train "
-          "pig/sheep/goat cattle-only, birds FMD, top-1")
+          "HEAD_CLOSE_UP_ONLY | val answered / right of answered / wrong / FMD flagged | "
+          "species train pig/sheep/goat cattle-only, birds FMD, top-1")
     print(f"no head (today) | - | {base_val['answered']:.3f} / {base_val['right_of_answered']:.3f}"
           f" / {base_val['wrong']:.3f} / {base_val['fmd_flagged']} | {base_sp['cattle_only']}, "
           f"{base_sp['bird_fmd']}, {base_sp['top1_mean']:.3f}", flush=True)

@@ -5,9 +5,10 @@ species guess alone sends the photos the scanner knows best to "pig" or
 "camelid". The correction is a linear layer on the ImageNet features (the
 reference branch's pooled output), trained only on licensed photos of the
 species that have them (cattle, sheep, chickens, pigs, goats). It is bounded
-(``bound * tanh``) and zero for species without licensed photos (ducks, horses,
-camelids), so where the training photos say nothing, ImageNet's classes still
-decide: the head can move a guess by at most a factor ``exp(2 * bound)``.
+(``bound * tanh``), and a species it was not trained on (ducks, horses, camelids, and any
+left out of the fit) keeps ImageNet's own summed probability: the correction only moves
+the trained species among themselves, by at most a factor ``exp(2 * bound)``, so a
+mouth close-up it pushes away from every trained species does not become a duck.
 """
 
 from __future__ import annotations
