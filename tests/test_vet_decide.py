@@ -324,6 +324,57 @@ def test_a_species_head_that_clearly_sees_a_pig_sheep_or_goat_allows_no_cattle_c
                         assert t.condition not in cattle_only, (sp, p, c, t)
 
 
+def test_untrained_species_keep_imagenets_probability_whatever_the_correction():
+    """A mouth close-up that the correction pushes away from every trained species (bias
+    -bound on them all) does not become the untrained duck's guess: ducks, horses and
+    camelids keep ImageNet's own mass, and the trained species share the rest."""
+    from vet.gate import species_scores
+    from vet.species import SPECIES, species_probs
+
+    ref = torch.stack([imagenet(mask=0.6), imagenet(hog=0.3, llama=0.2)])
+    ref[0, 97] = 0.01  # a trace of a drake
+    ref = ref / ref.sum(-1, keepdim=True)
+    trained = torch.tensor([1.0 if s in ("cow", "sheep", "chicken") else 0.0 for s in SPECIES])
+    pooled = torch.randn(2, 16)
+    for bias in (-50.0, 0.0, 50.0):
+        w, b = torch.zeros(len(SPECIES), 16), torch.full((len(SPECIES),), bias)
+        p = species_probs(ref, pooled, w, b, trained, 3.0)
+        mass = species_scores(ref, SPECIES)
+        assert torch.allclose(p.sum(-1), torch.ones(2), atol=1e-5)
+        for k, s in enumerate(SPECIES):
+            if not trained[k]:
+                assert torch.allclose(p[:, k], mass[:, k], atol=1e-5), (s, bias)
+        assert SPECIES[int(p[0].argmax())] != "duck"
+    # a correction for cattle moves only the trained share towards cattle
+    b = torch.tensor([3.0 if s == "cow" else -3.0 for s in SPECIES])
+    p = species_probs(ref, pooled, torch.zeros(len(SPECIES), 16), b, trained, 3.0)
+    assert SPECIES[int(p[0].argmax())] == "cow"
+    assert abs(float(p[1, SPECIES.index("camelid")]) - float(mass[1, SPECIES.index("camelid")])
+               ) < 1e-5
+
+
+def test_a_species_head_reads_only_sure_udder_and_eye_answers_as_cattle():
+    """With a head, a close-up whose neighbours do not all agree is cattle only for a sure
+    (HEAD_SURE) mastitis or pinkeye answer; lumpy skin, seen on whole goats and pigs too,
+    keeps ImageNet's species guess (HEAD_CLOSE_UP_ONLY)."""
+    from vet.pipeline import HEAD_CLOSE_UP_ONLY, HEAD_SURE
+
+    sure = min(0.99, HEAD_SURE + 0.02)
+
+    def go(label, p, share=0.6):
+        nb = {c: (share if c == label else (1.0 - share) / 4) for c in LABELS}
+        return decide("x.jpg", probs(**{label: p}), LABELS, imagenet(hog=0.3), 0.9, 0.5, 10.0,
+                      100.0, nb, 0.2, species_probs=head(cow=0.8))
+
+    for label in ("mastitis", "pinkeye"):
+        t = go(label, sure)
+        assert (t.status, t.condition, t.species) == ("ok", label, "cow"), t
+        assert go(label, HEAD_SURE - 0.1).condition != label  # not sure: ImageNet's hog
+    assert HEAD_CLOSE_UP_ONLY
+    assert go("lumpy_skin", sure).status != "ok"
+    assert go("lumpy_skin", sure, share=1.0).condition == "lumpy_skin"  # the neighbour rule
+
+
 def test_a_whole_animal_not_clearly_cattle_gets_no_whole_animal_condition_unless_sure():
     """A goat that ImageNet half takes for an ox (and partly for an ibex or a gazelle) is
     not told it is a healthy cow or has lumpy skin; a clear ox, a sure answer, or a close-up

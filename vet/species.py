@@ -5,9 +5,10 @@ species guess alone sends the photos the scanner knows best to "pig" or
 "camelid". The correction is a linear layer on the ImageNet features (the
 reference branch's pooled output), trained only on licensed photos of the
 species that have them (cattle, sheep, chickens, pigs, goats). It is bounded
-(``bound * tanh``) and zero for species without licensed photos (ducks, horses,
-camelids), so where the training photos say nothing, ImageNet's classes still
-decide: the head can move a guess by at most a factor ``exp(2 * bound)``.
+(``bound * tanh``), and a species it was not trained on (ducks, horses, camelids, and any
+left out of the fit) keeps ImageNet's own summed probability: the correction only moves
+the trained species among themselves, by at most a factor ``exp(2 * bound)``, so a
+mouth close-up it pushes away from every trained species does not become a duck.
 """
 
 from __future__ import annotations
@@ -30,37 +31,48 @@ def prior_logits(imagenet_probs: torch.Tensor) -> torch.Tensor:
 
 def species_probs(imagenet_probs: torch.Tensor, pooled: torch.Tensor, weight: torch.Tensor,
                   bias: torch.Tensor, trained: torch.Tensor, bound: float) -> torch.Tensor:
-    """P(species | a farm animal is shown), (N, species) in ``SPECIES`` order."""
+    """P(species), (N, species) in ``SPECIES`` order: a species without licensed photos
+    keeps ImageNet's own (summed) probability; the trained species share what is left,
+    by the prior moved by the correction."""
     unit = F.normalize(pooled.float(), dim=-1)
-    logits = head_logits(prior_logits(imagenet_probs), unit, weight.float(), bias.float(),
-                         trained.float(), bound)
-    return torch.softmax(logits, -1)
+    return torch.exp(head_logits(imagenet_probs.float(), unit, weight.float(), bias.float(),
+                                 trained.float(), bound))
 
 
-def head_logits(prior: torch.Tensor, unit: torch.Tensor, weight: torch.Tensor,
+def head_logits(imagenet_probs: torch.Tensor, unit: torch.Tensor, weight: torch.Tensor,
                 bias: torch.Tensor, trained: torch.Tensor, bound: float) -> torch.Tensor:
-    """The prior moved by at most ``bound`` per species, and only where it was trained."""
-    return prior + bound * torch.tanh(unit @ weight.T + bias) * trained
+    """Log-probabilities per species. The correction (at most ``bound`` per species) only
+    moves the trained species among themselves: on a mouth close-up that the correction
+    pushes away from every trained species, an untrained duck would otherwise become the
+    guess (and a bird never gets the FMD warning)."""
+    mass = species_scores(imagenet_probs, SPECIES)
+    kept = (mass * (1 - trained)).clamp(min=PRIOR_FLOOR * 1e-3)
+    left = (1 - kept.mul(1 - trained).sum(-1, keepdim=True)).clamp(min=PRIOR_FLOOR)
+    moved = torch.log(mass + PRIOR_FLOOR) + bound * torch.tanh(unit @ weight.T + bias)
+    moved = moved.masked_fill(trained == 0, float("-inf")).log_softmax(-1) + torch.log(left)
+    return torch.where(trained > 0, moved, torch.log(kept))
 
 
 def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.ndarray,
                      bound: float = 3.0, weight_decay: float = 1e-3, steps: int = 300,
-                     seed: int = 0) -> dict[str, torch.Tensor]:
+                     seed: int = 0, balance: float = 1.0) -> dict[str, torch.Tensor]:
     """Fit the correction by class-balanced cross-entropy (full batch, L-BFGS).
 
     ``y`` holds indices into ``SPECIES``; species that never occur in it get no
-    correction at all. Every species weighs the same in the loss, so the many
-    cattle photos do not teach the head that everything is a cow.
+    correction at all. With ``balance`` 1 every species weighs the same in the loss, so
+    the many cattle photos do not teach the head that everything is a cow; under 1 (0.5:
+    square-root weights) a species with a dozen photos weighs less than its thousands.
     """
     torch.manual_seed(seed)
     present = sorted(set(y.tolist()))
     trained = torch.zeros(len(SPECIES))
     trained[present] = 1.0
     counts = np.bincount(y, minlength=len(SPECIES)).astype(np.float64)
-    w_cls = torch.tensor(np.where(counts > 0, counts.sum() / np.maximum(counts, 1), 0.0)).float()
+    w_cls = torch.tensor(np.where(counts > 0, (counts.sum() / np.maximum(counts, 1)) ** balance,
+                                  0.0)).float()
     w_cls = w_cls / w_cls[present].mean()
     x = F.normalize(unit.float(), dim=-1)
-    prior = prior_logits(imagenet_probs)
+    ref = imagenet_probs.float()
     yt = torch.from_numpy(y).long()
     weight = torch.zeros(len(SPECIES), x.shape[1], requires_grad=True)
     bias = torch.zeros(len(SPECIES), requires_grad=True)
@@ -69,8 +81,8 @@ def fit_species_head(unit: torch.Tensor, imagenet_probs: torch.Tensor, y: np.nda
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
-        logits = head_logits(prior, x, weight, bias, trained, bound)
-        loss = F.cross_entropy(logits, yt, weight=w_cls) + weight_decay * (weight ** 2).sum()
+        logp = head_logits(ref, x, weight, bias, trained, bound)
+        loss = F.nll_loss(logp, yt, weight=w_cls) + weight_decay * (weight ** 2).sum()
         loss.backward()
         return loss
 

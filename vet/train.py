@@ -530,6 +530,16 @@ def fit_neighbours(model, feats: torch.Tensor, branch_from: int, train_idx: np.n
             "threshold": neighbour_threshold(of_pred, pred == yva, keep)}
 
 
+def attach_species_head(model, species: dict) -> None:
+    """Put a fitted species head (``vet.species.fit_species_head``) into a model: its config
+    and buffers, which ``save_pretrained`` then writes beside the weights."""
+    model.config.species_head = len(SPECIES)
+    model.config.species_labels = list(SPECIES)
+    model.config.species_bound = species["bound"]
+    for name in ("weight", "bias", "trained"):
+        model.register_buffer(f"species_{name}", species[name].clone().float())
+
+
 def save_model(model, labels: list[str], branch_from: int, temperature: float, size: int,
                out: Path, protos: torch.Tensor | None = None, threshold: float = 0.0,
                answer: list[str] | None = None, ood: dict | None = None,
@@ -555,11 +565,7 @@ def save_model(model, labels: list[str], branch_from: int, temperature: float, s
     if energy_min is not None:
         full.config.energy_threshold = energy_min
     if species is not None:
-        full.config.species_head = len(SPECIES)
-        full.config.species_labels = list(SPECIES)
-        full.config.species_bound = species["bound"]
-        for name in ("weight", "bias", "trained"):
-            full.register_buffer(f"species_{name}", species[name].clone())
+        attach_species_head(full, species)
     full.config.image_fit = fit
     full.fold_batchnorm()
     out.mkdir(parents=True, exist_ok=True)
