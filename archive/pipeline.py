@@ -396,14 +396,14 @@ def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates
         region = it.region
         if region.decision == "drop" and not keep_duplicates and region.phash:
             if seen.original_of(region.phash) is None:
-                seen.add(region.phash, region.file_name)
+                seen.add(region.phash, filed_name(region))
             continue
         if not region.kept or not region.phash:
             continue
         forced = keep_duplicates or region.decision == "keep"
         original = None if forced else seen.original_of(region.phash)
         if original is None:
-            seen.add(region.phash, region.file_name)
+            seen.add(region.phash, filed_name(region))
             continue
         region.kept, region.reason = False, f"{DUPLICATE}{original}"
         it.thumbnail = None
@@ -414,6 +414,14 @@ def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates
         if not record.kept:
             record.reason = "duplicate"
     return dropped
+
+
+def filed_name(region: RegionRecord) -> str:
+    """Where ``place`` will file the region: a replayed part still carries the folder its
+    pending build chose, before the curator's decision moved it."""
+    if not region.file_name:
+        return ""
+    return moved(region.file_name, KEPT_DIR if region.kept else CANDIDATE_DIR)
 
 
 def place(items: list[Item], candidates: bool) -> None:
