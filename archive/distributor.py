@@ -314,6 +314,7 @@ def _drive(sched: _Scheduler, units: list[Unit], out: Path, report: CollectionRe
             key = str(result.pid)
             report.worker_peak_rss_mb[key] = max(report.worker_peak_rss_mb.get(key, 0.0),
                                                  round(result.peak_rss_mb, 1))
+        report.notes += [n for n in result.notes if n not in report.notes]
         if result.error:
             report.errors[unit.source] = join_errors(report.errors.get(unit.source), result.error)
             continue

@@ -70,6 +70,7 @@ class UnitResult:
     error: str | None
     pid: int
     peak_rss_mb: float
+    notes: list[str] = field(default_factory=list)  # the build's warnings (no Tesseract)
 
 
 @dataclass
@@ -103,6 +104,7 @@ class CollectionReport:
     worker_peak_rss_mb: dict[str, float] = field(default_factory=dict)
     ray: str = ""
     ray_start_s: float = 0.0  # in ``seconds``: starting or joining Ray, paid once per run
+    notes: list[str] = field(default_factory=list)  # the parts' warnings, each said once
 
     @property
     def pages_per_s(self) -> float:
@@ -127,6 +129,7 @@ class CollectionReport:
         dups = f", {self.duplicates} duplicate(s) dropped" if self.duplicates else ""
         bad = f", {self.bad} bad page(s) skipped" if self.bad else ""
         errors = "".join(f"\n  error: {s}: {e}" for s, e in self.errors.items())
+        errors += "".join(f"\n  warning: {note}" for note in self.notes)
         start = f", Ray start {self.ray_start_s:.0f} s" if self.ray_start_s >= 1 else ""
         speed = (f"{self.pages_per_s:.1f} pages/s{start}" if self.pages_this_run
                  else "nothing left to build")
@@ -215,14 +218,15 @@ def build_unit(unit: Unit, options: dict, pending_dir: str, tracker=None) -> Uni
             tracker.report.remote(unit.k, event.done)
             last[0] = now
 
-    error = None
+    error, notes = None, []
     try:
-        build_dataset([unit.path], pending, progress=report, names=[unit.source], **opts)
+        notes = build_dataset([unit.path], pending, progress=report, names=[unit.source],
+                              **opts).notes
     except ArchiveError as exc:
         error = str(exc)
         Path(str(pending) + ".partial").unlink(missing_ok=True)
     return UnitResult(unit.k, None if error else str(pending), error, os.getpid(),
-                      own_peak_rss_mb())
+                      own_peak_rss_mb(), notes)
 
 
 def holds(part: Path, seen: Deduper, opts: Options) -> Dataset | None:

@@ -289,3 +289,21 @@ def test_the_curators_decisions_stick_on_ray_too(ray_session, shared_data, tmp_p
     reference = tmp_path / "ref.zip"
     archive.build_dataset([pdf], reference, decisions=choice, **OPTIONS)
     assert dataset(parts(tmp_path / "out")) == dataset([reference]) != dataset([plain])
+
+
+def test_a_parts_warning_reaches_the_collection_report_once(ray_session, shared_data,
+                                                            tmp_path):
+    """--ocr with no language data here: every part warns, _SUCCESS and the summary say so
+    once, and the parts are still built."""
+    from archive import ocr
+
+    message = ocr.problem("xyz")
+    assert message  # no Tesseract data is called "xyz"
+    pages = chapbook_pages(shared_data)
+    pdf = scans_pdf(tmp_path / "c.pdf", pages[:2])
+    report = build_collection([pdf], tmp_path / "out", part_pages=1, ocr="xyz", **OPTIONS)
+    assert len(report.parts) == 2 and not report.errors
+    assert report.notes == [message]
+    written = json.loads((tmp_path / "out" / "_SUCCESS").read_text())
+    assert written["notes"] == [message]
+    assert report.summary().count(message) == 1
