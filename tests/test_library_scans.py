@@ -78,14 +78,20 @@ def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, b
     assert len(matched) == len(scan.boxes) == len(kept)
 
 
-def test_a_stamp_over_text_is_a_stamp_candidate_not_kept(shared_data):
-    """The BnF's red stamp beside the title page's woodcut (bpt6k1514025q f9)."""
-    page, preview = early(shared_data, "bpt6k1514025q_f9.jpg")
+def the_stamp(shared_data, name: str):
+    """The early page, its candidates, and its one stamp, which is a candidate not kept."""
+    page, preview = early(shared_data, name)
     regions = F.candidates(preview)
     stamps = [r for r in regions if r.kind == "stamp"]
     assert len(stamps) == 1
     stamp = stamps[0]
     assert not stamp.kept and stamp.reason == "stamp" and stamp.score < F.REVIEW_FLOOR
+    return page, regions, stamp
+
+
+def test_a_stamp_over_text_is_a_stamp_candidate_not_kept(shared_data):
+    """The BnF's red stamp beside the title page's woodcut (bpt6k1514025q f9)."""
+    page, regions, stamp = the_stamp(shared_data, "bpt6k1514025q_f9.jpg")
     assert 0.0 < stamp.box[0] < 0.12 and 0.55 < stamp.box[1] < 0.7  # where it is printed
     kept = [r for r in regions if r.kept]
     assert len(kept) == 1 and E.iou(kept[0].box, page.truth[0]) >= 0.8
@@ -124,12 +130,7 @@ def test_a_black_stamp_beside_the_arms_is_a_stamp_candidate(shared_data):
     """The Bibliothèque royale's black round stamp inked over the corner of a title page's
     arms (bpt6k6127905 f2): black as the print, so found by its ring, not its colour; no
     crop takes it in (before, the stamp and the arms were one crop)."""
-    _page, preview = early(shared_data, "bpt6k6127905_f2.jpg")
-    regions = F.candidates(preview)
-    stamps = [r for r in regions if r.kind == "stamp"]
-    assert len(stamps) == 1
-    stamp = stamps[0]
-    assert not stamp.kept and stamp.reason == "stamp" and stamp.score < F.REVIEW_FLOOR
+    _page, regions, stamp = the_stamp(shared_data, "bpt6k6127905_f2.jpg")
     cx, cy = (stamp.box[0] + stamp.box[2]) / 2, (stamp.box[1] + stamp.box[3]) / 2
     assert 0.12 < cx < 0.22 and 0.35 < cy < 0.45  # where it is inked
     for r in regions:
