@@ -123,6 +123,7 @@ class _Ink:
     extent: Extent = Extent(WHOLE)  # the page inside the image, and what lies outside it
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
+    verdicts: dict = field(default_factory=dict)  # box -> _shape_verdict, asked twice a page
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -955,30 +956,45 @@ def _judge(box: Box, ink: _Ink, min_area: float) -> Region:
         return region(0.05, "ornament", "rule")
     if area < 0.25 * min_area:
         return region(0.1, "engraving", "too_small")
-    if _at_edge(box, ink):
-        return region(0.1, "engraving", "page_edge")
-    big = _big_share(box, ink)
-    if big < PARAMS["big"] and not _line_art(box, ink):
-        return region(0.25 * big, "engraving", "text_block")
-    if _table(box, ink):
-        return region(0.1, "engraving", "text_block")
-    big = max(big, PARAMS["big"])
-    if (bh < 10 * th and _lettering(box, ink)) or _title_row(box, ink):
-        return region(0.1, "engraving", "lettering")
-    if _ornament(box, ink):
-        return region(0.3, "ornament", "ornament")
-    small = _small_ornament(box, ink)
-    if small:
-        return region(0.3, "ornament", small)
-    kind = "photo" if _photo(box, ink) else "engraving"
-    if kind == "photo" and _faint(box, ink):
-        return region(0.1, kind, "faint")
+    verdict = ink.verdicts.get(box)
+    if verdict is None:
+        verdict = ink.verdicts[box] = _shape_verdict(box, ink)
+    value, kind, reason = verdict  # a score, or a picture's share of ink in big shapes
+    if reason:
+        return region(value, kind, reason)
     if area < min_area:
         return region(0.3, kind, "too_small")
     # sure when most ink is in large shapes and the region is well above the size floor
-    shapes = min(1.0, (big - PARAMS["big"]) / 0.4)
-    score = 0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area))
-    return region(score, kind, "")
+    shapes = min(1.0, (value - PARAMS["big"]) / 0.4)
+    return region(0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area)), kind, "")
+
+
+def _shape_verdict(box: Box, ink: _Ink) -> tuple[float, str, str]:
+    """What ``_judge`` says of a box whatever the size floor: (score, kind, reason) of a
+    box that is not a picture, or (its big-shape share, kind, "") of one that is.
+
+    The dearest part of a page's judging; ``_ring_stamps`` asks it of every box before
+    ``find`` does, so each page's ``_Ink`` keeps the answers (``verdicts``).
+    """
+    if _at_edge(box, ink):
+        return 0.1, "engraving", "page_edge"
+    big = _big_share(box, ink)
+    if big < PARAMS["big"] and not _line_art(box, ink):
+        return 0.25 * big, "engraving", "text_block"
+    if _table(box, ink):
+        return 0.1, "engraving", "text_block"
+    big = max(big, PARAMS["big"])
+    if (box[3] - box[1] < 10 * ink.th and _lettering(box, ink)) or _title_row(box, ink):
+        return 0.1, "engraving", "lettering"
+    if _ornament(box, ink):
+        return 0.3, "ornament", "ornament"
+    small = _small_ornament(box, ink)
+    if small:
+        return 0.3, "ornament", small
+    kind = "photo" if _photo(box, ink) else "engraving"
+    if kind == "photo" and _faint(box, ink):
+        return 0.1, kind, "faint"
+    return big, kind, ""
 
 
 def _padded(box: Box, ink: _Ink) -> tuple[float, float, float, float]:

@@ -495,6 +495,10 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
 
 
 AHEAD = 2  # chunks out in the pool per pool process: enough to keep it busy, no more
+# Chunks waiting here for their turn, per pool process: this process's own, done ahead of
+# the pool's oldest. A chunk with a plate in it takes three times one of text; with room
+# for only two of its own (2 x AHEAD) this process sat waiting 0.6-0.9 s of a 7 s build.
+HELD = 4 * AHEAD
 
 
 def _chunks(indices: list[int], workers: int) -> list[list[int]]:
@@ -516,7 +520,7 @@ def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: li
 
     At most ``AHEAD`` chunks per pool process are out at a time, and this process takes
     a chunk only while the oldest one out is not back, so what waits here for its turn
-    stays a few chunks, whatever the PDF's length.
+    stays a few chunks (``HELD`` per pool process), whatever the PDF's length.
     """
     queue: collections.deque = collections.deque()  # in page order: AsyncResult or results
     k = 0
@@ -528,7 +532,7 @@ def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: li
         if isinstance(head, list) or head.ready():
             queue.popleft()
             yield from head if isinstance(head, list) else head.get()
-        elif k < len(chunks) and len(queue) < 2 * AHEAD * size:
+        elif k < len(chunks) and len(queue) < HELD * size:
             queue.append(list(_own_chunk(docs, path, source, chunks[k], opts, filt)))
             k += 1
         else:
