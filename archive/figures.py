@@ -124,6 +124,7 @@ class _Ink:
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
     verdicts: dict = field(default_factory=dict)  # box -> _shape_verdict, asked twice a page
+    mirrors: dict = field(default_factory=dict)  # box -> _symmetry, asked several times
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -789,7 +790,19 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
-    """Correlation of the (slightly blurred) darkness with its left-right and up-down mirror."""
+    """Correlation of the (slightly blurred) darkness with its left-right and up-down mirror.
+
+    A picture's box is asked this three or four times (is it an ornament, are its halves
+    mirrors, the verdict): each page's ``_Ink`` keeps the answers (``mirrors``)."""
+    found = ink.mirrors.get(box)
+    if found is None:
+        found = ink.mirrors[box] = _mirror_corr(box, ink)
+    return found
+
+
+def _mirror_corr(box: Box, ink: _Ink) -> tuple[float, float]:
+    """``_symmetry`` worked out: blurred by a WORK_SIDE pixel, so a stroke's exact place
+    does not count."""
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1].astype(np.float32)
     if min(d.shape) > 4:
