@@ -30,6 +30,7 @@ chapbooks and the early books are the annotated pictures the rules were written 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -106,7 +107,13 @@ class Finding:
 
 @dataclass
 class _Ink:
-    """One page's ink, measured once and shared by every step."""
+    """One page's ink, measured once and shared by every step.
+
+    Where the text is (``glyphs``, ``zone``, ``text``) is worked out when a step first
+    asks: on a page with no shape big enough to seed a picture (``_could_seed``: most
+    pages of a book or a magazine are text) no step does, and the text rhythm was the
+    dearest part of measuring such a page.
+    """
 
     d: np.ndarray  # darkness below the local paper, uint8
     t: float  # the strong-ink threshold on d
@@ -115,9 +122,8 @@ class _Ink:
     labels: np.ndarray  # strong components
     stats: np.ndarray  # their x, y, w, h, area; row 0 the background
     th: float  # text height, px
-    glyphs: np.ndarray  # strong ink in shapes no taller than a glyph
-    zone: np.ndarray  # where the page reads as set text (a line rhythm)
-    text: np.ndarray  # weak ink that is set text: in the zone, and not part of a big shape
+    rubric: np.ndarray  # lines of coloured text (rubrics): text, whatever their rhythm
+    shapes: np.ndarray  # x, y, w, h, area of the weak ink's shapes before anything was cut
     binary: bool = False  # a binarized page: pure white paper, no show-through
     stamps: list = field(default_factory=list)  # boxes of library stamps, px
     extent: Extent = Extent(WHOLE)  # the page inside the image, and what lies outside it
@@ -129,6 +135,23 @@ class _Ink:
     @property
     def shape(self) -> tuple[int, int]:
         return self.strong.shape
+
+    @cached_property
+    def glyphs(self) -> np.ndarray:
+        """Strong ink in shapes no taller than a glyph."""
+        return glyph_mask(self.labels, self.stats, self.th)
+
+    @cached_property
+    def zone(self) -> np.ndarray:
+        """Where the page reads as set text (a line rhythm), rubrics included."""
+        return text_zone(self.glyphs, self.th) | self.rubric
+
+    @cached_property
+    def text(self) -> np.ndarray:
+        """Weak ink that is set text: in the zone and not part of a big shape, or a rubric."""
+        big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
+                         np.ones((3, 3), np.uint8)) > 0
+        return (self.zone & self.weak & ~big) | (self.rubric & self.weak)
 
     @property
     def px(self) -> float:
@@ -230,7 +253,8 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] 
     # or foxing, so fainter grey is still ink (a thin engraved line shrunk to a sixth)
     binary = float((grey == 255).mean()) > 0.4
     strong, weak = d > t, d > (0.3 if binary else 0.5) * t
-    bed = _scan_border(weak)
+    shapes = components.with_stats(weak.astype(np.uint8), connectivity=8)
+    bed = _scan_border(weak, shapes)
     strong &= ~bed
     weak &= ~bed
     labels, stats = _components(strong)
@@ -257,11 +281,7 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] 
             weak[y0:y1, x0:x1] &= ~disc
         labels, stats = _components(strong)
         found = found + ringed
-    glyphs = glyph_mask(labels, stats, th)
-    zone = text_zone(glyphs, th) | rubric
-    big = cv2.dilate((strong & ~glyphs).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    text = (zone & weak & ~big) | (rubric & weak)
-    return _Ink(d, t, strong, weak, labels, stats, th, glyphs, zone, text, binary, found)
+    return _Ink(d, t, strong, weak, labels, stats, th, rubric, shapes[2][1:], binary, found)
 
 
 def _ring_stamps(ink: _Ink, boxes: list[Box]) -> list[Box]:
@@ -289,7 +309,7 @@ def _components(strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return labels, stats
 
 
-def _scan_border(weak: np.ndarray) -> np.ndarray:
+def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
     """Scanner bed, book edges and gutter shadow: long dark shapes that hug the image border.
 
     A component reaching the border (within 2% of it: a page's own edge line lies just
@@ -297,7 +317,7 @@ def _scan_border(weak: np.ndarray) -> np.ndarray:
     lies in the outer band; a full-bleed plate is not, so only its band goes.
     """
     h, w = weak.shape
-    n, lab, stats, _c = components.with_stats(weak.astype(np.uint8), connectivity=8)
+    n, lab, stats, _c = shapes  # components.with_stats of weak, which _measure keeps
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
     mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
     edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
@@ -327,6 +347,8 @@ def _text_height(stats: np.ndarray, shape: tuple[int, int]) -> float:
 
 def _boxes(ink: _Ink) -> list[Box]:
     """Picture seeds grown into boxes, then cut apart where clean paper divides them."""
+    if not _could_seed(ink):
+        return []
     th = ink.th
     stats = _weak_components(ink)
     seeds = stats[(stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)]
@@ -354,6 +376,17 @@ def _boxes(ink: _Ink) -> list[Box]:
             whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
     return _unslice(out, bands)
+
+
+def _could_seed(ink: _Ink) -> bool:
+    """Whether any shape of the page's weak ink, as first measured, is seed-sized.
+
+    Seeds are shapes of a part of that ink (the scan border, stamps and text taken out),
+    each inside one of these shapes and so no bigger: a page without one has no seed,
+    and no box (a page of text: its text zone is then never worked out).
+    """
+    st, th = ink.shapes, ink.th
+    return bool(((st[:, 3] >= PARAMS["seed_h"] * th) & (st[:, 2] >= PARAMS["seed_w"] * th)).any())
 
 
 def _page_frame(seeds: np.ndarray) -> np.ndarray:
