@@ -44,9 +44,10 @@ PREVIEW_SIDE = 360
 FULL_PAGE_COVER = 0.85
 
 # Pages between heap trims. A trim gives back the ~14 MB the next plate's decode faults in
-# again: every 16 pages cost 109,000 page faults on the bench (one worker), every 64 42,000
-# and 3 MB more peak RSS; the creep a trim stops is ~60 KB a page.
-TRIM_EVERY = 64
+# again. On the bench, one worker: every 16 pages 109,000 page faults, every 32 74,000,
+# every 64 42,000; the peak RSS of two workers' tree 231-234, 235-239 and 238-245 MB
+# (the budget is 250). The creep a trim stops is ~60 KB a page.
+TRIM_EVERY = 32
 try:
     _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
 except OSError:  # pragma: no cover - a Linux without glibc (musl): nothing to trim
