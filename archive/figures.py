@@ -351,7 +351,7 @@ def _boxes(ink: _Ink) -> list[Box]:
         return []
     th = ink.th
     stats = _weak_components(ink)
-    seeds = stats[(stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)]
+    seeds = stats[_seed_sized(stats, th)]
     seeds = seeds[~_page_frame(seeds)]
     g = max(1, round(ink.px))
     boxes = [(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()]
@@ -385,8 +385,12 @@ def _could_seed(ink: _Ink) -> bool:
     each inside one of these shapes and so no bigger: a page without one has no seed,
     and no box (a page of text: its text zone is then never worked out).
     """
-    st, th = ink.shapes, ink.th
-    return bool(((st[:, 3] >= PARAMS["seed_h"] * th) & (st[:, 2] >= PARAMS["seed_w"] * th)).any())
+    return bool(_seed_sized(ink.shapes, ink.th).any())
+
+
+def _seed_sized(stats: np.ndarray, th: float) -> np.ndarray:
+    """Per shape (x, y, w, h, area rows): tall and wide enough to seed a picture."""
+    return (stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)
 
 
 def _page_frame(seeds: np.ndarray) -> np.ndarray:

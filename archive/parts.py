@@ -129,12 +129,13 @@ class CollectionReport:
         dups = f", {self.duplicates} duplicate(s) dropped" if self.duplicates else ""
         bad = f", {self.bad} bad page(s) skipped" if self.bad else ""
         errors = "".join(f"\n  error: {s}: {e}" for s, e in self.errors.items())
-        errors += "".join(f"\n  warning: {note}" for note in self.notes)
+        warnings = "".join(f"\n  warning: {note}" for note in self.notes)
         start = f", Ray start {self.ray_start_s:.0f} s" if self.ray_start_s >= 1 else ""
         speed = (f"{self.pages_per_s:.1f} pages/s{start}" if self.pages_this_run
                  else "nothing left to build")
         return (f"{self.pages} pages in {len(self.parts)} part(s){resumed}, {self.items} "
-                f"item(s) from {self.kept} page(s){dups}{bad}; {speed} -> {self.out}{errors}")
+                f"item(s) from {self.kept} page(s){dups}{bad}; {speed} -> {self.out}{errors}"
+                f"{warnings}")
 
 
 def _spec(indices: list[int]) -> str:

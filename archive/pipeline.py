@@ -417,8 +417,9 @@ def dedupe(record: PageRecord, items: list[Item], seen: Deduper, keep_duplicates
 
 
 def filed_name(region: RegionRecord) -> str:
-    """Where ``place`` will file the region: a replayed part still carries the folder its
-    pending build chose, before the curator's decision moved it."""
+    """Where ``place`` files the region: images/ if kept, else candidates/. ``dedupe``
+    asks it too: a replayed part still carries the folder its pending build chose,
+    before the curator's decision moved it."""
     if not region.file_name:
         return ""
     return moved(region.file_name, KEPT_DIR if region.kept else CANDIDATE_DIR)
@@ -428,10 +429,8 @@ def place(items: list[Item], candidates: bool) -> None:
     """File each item where its bytes go: kept in images/, doubtful in candidates/."""
     for it in items:
         region = it.region
-        if region.kept and it.jpeg is not None:
-            region.file_name = moved(region.file_name, KEPT_DIR)
-        elif candidates and it.jpeg is not None:
-            region.file_name = moved(region.file_name, CANDIDATE_DIR)
+        if it.jpeg is not None and (region.kept or candidates):
+            region.file_name = filed_name(region)
         else:
             region.file_name, it.jpeg = "", None
 
