@@ -122,3 +122,16 @@ def test_one_photo_says_why_it_is_unsure_in_the_answers_language(shared_data):
     assert "Por qué" not in en["advice"] and "Why" not in es["advice"]
     calm = triage_one_for_ui(str(EXAMPLES / "healthy_cow.jpg"), "en")
     assert calm["status"] == "ok" and "Why it is unsure" not in calm["advice"]
+
+
+def test_every_status_and_column_reads_in_both_languages_from_ui_strings():
+    """The tab's words live in ui_strings.json: a status it has no words for reads as a
+    photo not read, never as its code."""
+    statuses = ("ok", "uncertain", "not_livestock", "error", "something_new")
+    assert [status_word(Triage(file="x", status=s), "es") for s in statuses] == [
+        "Respuesta clara", "No está seguro", "No es ganado", "Foto no leída", "Foto no leída"]
+    assert [status_word(Triage(file="x", status=s), "en") for s in statuses] == [
+        "Clear answer", "Unsure", "Not livestock", "Photo not read", "Photo not read"]
+    assert table_headers("es") == ["foto", "resultado", "especie", "afección", "confianza",
+                                   "urgencia", "por qué no está seguro", "qué hacer"]
+    assert table_headers("fr") == table_headers("en")[:8] and table_headers("en")[0] == "photo"

@@ -25,36 +25,9 @@ log = logging.getLogger("borde.vet")
 # shipped model; credits in vet/examples/CREDITS.md), so a Space has examples too.
 EXAMPLES_DIR = Path(__file__).with_name("examples")
 MISSING = "—"
-# What the answer is, in the farmer's words: a notifiable suspicion never reads "OK".
-_STATUS = {
-    "ok": {"en": "Clear answer", "es": "Respuesta clara"},
-    "notifiable": {"en": "Notifiable disease", "es": "Enfermedad de declaración obligatoria"},
-    "maybe_notifiable": {"en": "Possible notifiable disease",
-                         "es": "Posible enfermedad de declaración obligatoria"},
-    "uncertain": {"en": "Unsure", "es": "No está seguro"},
-    "not_livestock": {"en": "Not livestock", "es": "No es ganado"},
-    "error": {"en": "Photo not read", "es": "Foto no leída"},
-}
-_WORDS = {
-    "species": {"en": "Species", "es": "Especie"},
-    "unknown": {"en": "unknown", "es": "desconocida"},
-    "unreadable": {
-        "en": "This file could not be read as a photo: it may be damaged, empty, too large "
-              "or not an image. Send the photo again as a JPEG or PNG.",
-        "es": "Este archivo no se pudo leer como foto: puede estar dañado, vacío, ser "
-              "demasiado grande o no ser una imagen. Envíe la foto otra vez en JPEG o PNG.",
-    },
-    "no_photo": {"en": "No photo yet: upload one or take one with the camera.",
-                 "es": "Aún no hay foto: suba una o hágala con la cámara."},
-    "heatmap_none": {"en": "no condition named, so no heatmap",
-                     "es": "no se nombró ninguna afección, así que no hay mapa"},
-}
-_HEADERS = {
-    "en": ["photo", "result", "species", "condition", "confidence", "urgency",
-           "why unsure", "what to do"],
-    "es": ["foto", "resultado", "especie", "afección", "confianza", "urgencia",
-           "por qué no está seguro", "qué hacer"],
-}
+STATUSES = ("ok", "uncertain", "not_livestock", "error")  # words: vet_status_<status>
+# The herd table's columns, in order; their names are ``vet_col_<column>`` in ui_strings.json.
+COLUMNS = ("photo", "result", "species", "condition", "confidence", "urgency", "why", "advice")
 
 
 def example_photos() -> list[str]:
@@ -85,18 +58,18 @@ def species_word(species: str | None, lang: str = "en") -> str:
     if not species:
         return MISSING
     if species == "unknown":
-        return _WORDS["unknown"][lang]
+        return say(lang, "vet_species_unknown")
     word = table()["species_names"].get(species, {}).get(lang, species)
     article, _, noun = word.partition(" ")
     return noun if lang == "es" and article in ("un", "una") and noun else word
 
 
 def status_word(t: Triage, lang: str = "en") -> str:
-    """What the answer is: a notifiable suspicion says so, sure or not."""
-    key = t.status
+    """What the answer is, in the farmer's words: a notifiable suspicion never reads "OK"."""
+    key = t.status if t.status in STATUSES else "error"
     if notifiable(t):
         key = "notifiable" if t.status == "ok" else "maybe_notifiable"
-    return _STATUS.get(key, _STATUS["error"])[_lang(lang)]
+    return say(_lang(lang), f"vet_status_{key}")
 
 
 def urgency_badge(t: Triage, lang: str = "en") -> str:
@@ -106,7 +79,7 @@ def urgency_badge(t: Triage, lang: str = "en") -> str:
         u = table()["urgency"][t.urgency]
         text, color = u[lang], u["color"]
         if t.status == "uncertain":
-            text = f"{text} · {_STATUS['uncertain'][lang]}"
+            text = f"{text} · {say(lang, 'vet_status_uncertain')}"
     else:
         text, color = status_word(t, lang), "#616161"
     return (f'<span class="vet-badge" style="display:inline-block;background:{color};'
@@ -118,7 +91,7 @@ def advice_text(t: Triage, lang: str = "en") -> str:
     """What to do, in ``lang``; a file that is not a photo gets a plain sentence."""
     lang = _lang(lang)
     if t.status == "error":
-        return _WORDS["no_photo" if not t.file else "unreadable"][lang]
+        return say(lang, "vet_no_photo" if not t.file else "vet_unreadable")
     return t.advice.get(lang, "") or MISSING
 
 
@@ -129,7 +102,7 @@ def advice_markdown(t: Triage, lang: str = "en") -> str:
     if t.condition:
         lines.append(f"**{condition_name(t.condition, lang)}** ({t.confidence:.0%})")
     if t.species:
-        lines.append(f"{_WORDS['species'][lang]}: {species_word(t.species, lang)}")
+        lines.append(say(lang, "vet_species") + f": {species_word(t.species, lang)}")
     why = why_uncertain(t, lang)
     if why:  # the farmer sees why, not only "take another photo"
         lines.append(say(lang, "vet_why_unsure", why=why))
@@ -162,7 +135,7 @@ def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) ->
 
 def table_headers(lang: str = "en") -> list[str]:
     """Column names for :func:`herd_rows` and :func:`herd_table`."""
-    return list(_HEADERS[_lang(lang)])
+    return [say(_lang(lang), f"vet_col_{c}") for c in COLUMNS]
 
 
 _URGENCY_RANK = {"emergency-notifiable": 0, "today": 1, "soon": 2, "routine": 3}
@@ -237,8 +210,7 @@ def herd_table(results: list[Triage], lang: str = "en") -> str:
     Each cell carries its column name (``data-col``), so a phone shows one card per photo.
     """
     heads = table_headers(lang)
-    cols = ["photo", "result", "species", "condition", "confidence", "urgency", "why",
-            "advice"]
+    cols = COLUMNS
     head = "".join(f'<th class="c-{c}">{html.escape(h)}</th>'
                    for c, h in zip(cols, heads, strict=True))
     body = []
