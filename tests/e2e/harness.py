@@ -132,10 +132,25 @@ def shots_dir(tmp_path: Path) -> Path:
     return folder
 
 
-def switch_language(page, name: str = "Español") -> None:
-    """Gradio's own Settings -> Language, as a user does it."""
-    page.get_by_text("Settings").first.click()
-    page.get_by_role("combobox", name="Language").click()
+def switch_language(page, name: str = "Español", tries: int = 4) -> None:
+    """Gradio's own Settings -> Language, as a user does it.
+
+    A click on the footer's Settings before the page is hydrated opens nothing (seen once
+    on a busy machine: no Language box after 30 s), so a user's second click is made too.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.get_by_role("combobox", name="Language")
+    for attempt in range(tries):
+        if not page.locator("[role=dialog]").first.is_visible():  # else it is opening
+            page.get_by_text("Settings").first.click()
+        try:
+            box.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+    box.click()
     page.get_by_role("option", name=name).click()
     page.locator("[role=dialog] button").first.click()  # the panel's close (x) button
 
