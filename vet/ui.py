@@ -69,7 +69,7 @@ def status_word(t: Triage, lang: str = "en") -> str:
     key = t.status if t.status in STATUSES else "error"
     if notifiable(t):
         key = "notifiable" if t.status == "ok" else "maybe_notifiable"
-    return say(_lang(lang), f"vet_status_{key}")
+    return say(lang, f"vet_status_{key}")
 
 
 def urgency_badge(t: Triage, lang: str = "en") -> str:
@@ -135,7 +135,7 @@ def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) ->
 
 def table_headers(lang: str = "en") -> list[str]:
     """Column names for :func:`herd_rows` and :func:`herd_table`."""
-    return [say(_lang(lang), f"vet_col_{c}") for c in COLUMNS]
+    return [say(lang, f"vet_col_{c}") for c in COLUMNS]
 
 
 _URGENCY_RANK = {"emergency-notifiable": 0, "today": 1, "soon": 2, "routine": 3}
@@ -210,15 +210,14 @@ def herd_table(results: list[Triage], lang: str = "en") -> str:
     Each cell carries its column name (``data-col``), so a phone shows one card per photo.
     """
     heads = table_headers(lang)
-    cols = COLUMNS
     head = "".join(f'<th class="c-{c}">{html.escape(h)}</th>'
-                   for c, h in zip(cols, heads, strict=True))
+                   for c, h in zip(COLUMNS, heads, strict=True))
     body = []
     for t, row in zip(herd_order(results), herd_rows(results, lang), strict=True):
         cls = ' class="notifiable"' if notifiable(t) else ""
         cells = "".join(f'<td class="c-{c}{" empty" if v == MISSING else ""}" '
                         f'data-col="{html.escape(h)}">{html.escape(v)}</td>'
-                        for c, h, v in zip(cols, heads, row, strict=True))
+                        for c, h, v in zip(COLUMNS, heads, row, strict=True))
         body.append(f"<tr{cls}>{cells}</tr>")
     return (f'<table class="vet-herd-table"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
