@@ -288,6 +288,7 @@ def mouth_foot_check(rows: list[dict], results: list) -> dict:
 
 def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
     top1, top5, answered, runs, cattle_only, bird_fmd = {}, {}, {}, {}, {}, {}
+    sure_fmd = {}
     for sp in SPECIES:
         paths = sorted((data / "livestock/species/validation" / sp).glob("*"))
         paths = paths[:limit] if limit else paths
@@ -302,12 +303,15 @@ def species_report(model, data: Path, limit: int) -> tuple[dict, dict]:
                                     for t in r["triage"]))
         if sp in ("pig", "sheep", "goat"):  # never a cattle-only condition, sure or not
             cattle_only[sp] = sum(t.condition not in (None, "fmd") for t in r["triage"])
+            # healthy animals (Flickr): a sure FMD answer is a confident wrong notifiable one
+            sure_fmd[sp] = sum(t.status == "ok" and t.condition == "fmd" for t in r["triage"])
         if sp in ("chicken", "duck"):  # never FMD: neither an answer nor the warning
             bird_fmd[sp] = sum(t.condition == "fmd" for t in r["triage"])
         runs[sp] = r
     rep = {"species_top1": top1, "species_top1_overall": float(np.mean(list(top1.values()))),
            "port_top5_fit": top5, "species_answers": answered,
            "cattle_only_condition_on_pig_sheep_goat": cattle_only,
+           "sure_fmd_answer_on_pig_sheep_goat": sure_fmd,
            "fmd_answer_or_warning_on_birds": bird_fmd}
     return rep, runs
 
@@ -355,6 +359,8 @@ def print_summary(r: dict) -> None:
           + ", ".join(f"{k} {v:.2f}" for k, v in r["species_top1"].items()))
     print("pig/sheep/goat photos given a cattle-only condition: "
           f"{r['cattle_only_condition_on_pig_sheep_goat']}")
+    print("pig/sheep/goat photos given a sure FMD answer: "
+          f"{r['sure_fmd_answer_on_pig_sheep_goat']}")
     print("chicken/duck photos given FMD (an answer or the warning): "
           f"{r['fmd_answer_or_warning_on_birds']}")
     print(f"scanned pages not_livestock {r['pages_not_livestock']:.3f} (n={r['pages_n']}), "

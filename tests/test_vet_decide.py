@@ -102,8 +102,8 @@ def test_an_unclear_hoofed_species_that_may_have_fmd_still_gets_the_fmd_warning(
     assert t.condition is None and "foot-and-mouth" not in t.advice["en"]
 
 
-def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages():
-    t = run(probs(fmd=0.9), imagenet(hog=0.8))
+def test_sure_fmd_on_cattle_is_answered_with_the_official_vet_advice_in_both_languages():
+    t = run(probs(fmd=0.9), imagenet(ox=0.8))
     assert (t.status, t.condition, t.urgency) == ("ok", "fmd", "emergency-notifiable")
     en, es = t.advice["en"].lower(), t.advice["es"].lower()
     for word in ("isolate", "stop all animal movement", "do not visit other farms",
@@ -111,6 +111,18 @@ def test_fmd_on_a_pig_is_answered_with_the_official_vet_advice_in_both_languages
         assert word in en
     for word in ("aísle", "movimiento", "no visite otras granjas", "veterinario oficial"):
         assert word in es
+
+
+def test_sure_fmd_on_a_species_never_learned_healthy_is_the_fmd_warning_not_an_answer():
+    # The model learned pig FMD and no healthy pig, so a pig's FMD score is no proof; a
+    # photo that may be a pig or a cow is held back the same way.
+    for ref in (imagenet(hog=0.8), imagenet(hog=0.3, ox=0.4)):
+        t = run(probs(fmd=0.97), ref)
+        assert (t.status, t.reason_code, t.condition) == ("uncertain", "fmd_possible", "fmd")
+        assert notifiable(t) and t.urgency == "emergency-notifiable"
+        assert t.reason.endswith("no healthy pig learned to tell it from"), t.reason
+        assert "call the vet" in t.advice["en"] and "llame al veterinario" in t.advice["es"]
+        assert why_uncertain(t, "es") == "posible fiebre aftosa: llame al veterinario"
 
 
 def test_a_real_chance_of_fmd_withholds_a_confident_non_notifiable_answer():
