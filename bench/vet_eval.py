@@ -157,16 +157,27 @@ def outcome(t, truth: str) -> str:
     return "right" if t.condition == want else "wrong"
 
 
-def tally(results: list, truths: list[str]) -> dict:
-    c = Counter(outcome(t, y) for t, y in zip(results, truths, strict=True))
-    n = max(len(results), 1)
+def tally(results: list, truths: list[str], weights: list[float] | None = None) -> dict:
+    """Shares of each outcome; ``weights`` (one per photo) count some photos less."""
+    w = weights or [1.0] * len(results)
+    c: Counter = Counter()
+    for t, y, wt in zip(results, truths, w, strict=True):
+        c[outcome(t, y)] += wt
+    n = max(sum(w), 1e-9) if results else 1
     answered = c["right"] + c["wrong"]
     return {"n": len(results), **{k: round(c[k] / n, 3) for k in
                                   ("right", "wrong", "uncertain", "not_livestock")},
             "answered": round(answered / n, 3),
-            "right_of_answered": round(c["right"] / max(answered, 1), 3),
+            "right_of_answered": round(c["right"] / max(answered, 1e-9), 3),
             "answers": dict(Counter(t.condition if t.status == "ok" else t.status
                                     for t in results))}
+
+
+def group_weights(groups: list[str]) -> list[float]:
+    """1 / copies per photo: Roboflow exports hold up to 42 augmented copies of one photo
+    (conditions/ group pic5_jpg, all in the test split), which would otherwise count 42 times."""
+    copies = Counter(groups)
+    return [1.0 / copies[g] for g in groups]
 
 
 def synthetic_images(n: int = 60, seed: int = 0) -> list[Image.Image]:
@@ -258,6 +269,8 @@ def conditions_report(res: dict, test: list, answer: list[str]) -> dict:
         "forced_per_source": forced_per_source,
         # ... and what the farmer sees, with the open-set and species rules applied.
         "triage": tally(ts, truths),
+        "triage_by_group": {**tally(ts, truths, group_weights([test[k].group for k in keep])),
+                            "groups": len({test[k].group for k in keep})},
         "triage_per_source": {s: tally([a for a, _ in v], [b for _, b in v])
                               for s, v in sorted(by_source.items())},
         "triage_per_class": {c: tally([t for t, v in zip(ts, truths, strict=True) if v == c],
@@ -335,6 +348,10 @@ def print_summary(r: dict) -> None:
     if fmd:
         print(f"  fmd: precision {fmd['precision']:.3f}, recall {fmd['recall']:.3f}, "
               f"n={fmd['support']}")
+    g = c["triage_by_group"]
+    print(f"held-out licensed triage, each source group counted once ({g['groups']} groups): "
+          f"answered {g['answered']:.3f} (right {g['right_of_answered']:.3f} of them) right "
+          f"{g['right']:.3f} wrong {g['wrong']:.3f} not_livestock {g['not_livestock']:.3f}")
     for name, v in [("held-out licensed triage", c["triage"]),
                     *((f"  {k}", v) for k, v in c["triage_per_source"].items()),
                     ("use=measure triage", r["measure_all"]),
