@@ -118,11 +118,16 @@ def test_sure_fmd_on_a_species_never_learned_healthy_is_the_fmd_warning_not_an_a
     # photo that may be a pig or a cow is held back the same way.
     for ref in (imagenet(hog=0.8), imagenet(hog=0.3, ox=0.4)):
         t = run(probs(fmd=0.97), ref)
-        assert (t.status, t.reason_code, t.condition) == ("uncertain", "fmd_possible", "fmd")
+        assert (t.status, t.reason_code, t.reason_about, t.condition) == (
+            "uncertain", "fmd_species_unlearned", "pig", "fmd")
         assert notifiable(t) and t.urgency == "emergency-notifiable"
         assert t.reason.endswith("no healthy pig learned to tell it from"), t.reason
         assert "call the vet" in t.advice["en"] and "llame al veterinario" in t.advice["es"]
-        assert why_uncertain(t, "es") == "posible fiebre aftosa: llame al veterinario"
+        assert "cannot rule it out" in why_uncertain(t, "en")
+        assert "no puede descartarla" in why_uncertain(t, "es")
+    # Unsure, it is the plain FMD warning, as on cattle.
+    t = run(probs(fmd=0.6), imagenet(hog=0.8))
+    assert (t.status, t.reason_code, t.condition) == ("uncertain", "fmd_possible", "fmd")
 
 
 def test_a_real_chance_of_fmd_withholds_a_confident_non_notifiable_answer():

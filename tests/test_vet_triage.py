@@ -179,7 +179,8 @@ def test_no_healthy_pig_gets_a_sure_fmd_answer_and_pig_fmd_photos_are_still_flag
     flagged = [t for t in results if t.condition == "fmd"]
     # Measured: 45 of the 47 FMD pig photos answered or warned, before the rule and after.
     assert len(sick) == 47 and len(flagged) >= 43, len(flagged)
-    assert all(t.status == "ok" or t.reason_code == "fmd_possible" for t in flagged)
+    assert all(t.status == "ok" or t.reason_code in ("fmd_possible", "fmd_species_unlearned")
+               for t in flagged)
 
 
 # Real goat photos of the species validation split that the rules before #21's

@@ -164,9 +164,9 @@ def _name(image: Any, index: int) -> str:
 REASON_CODES = {
     "error": ("unreadable", "no_photo"),
     "not_livestock": ("not_livestock",),
-    "uncertain": ("fmd_possible", "species_unclear", "species_not_screened",
-                  "unlike_training", "no_sign_for_species", "unlike_condition",
-                  "maybe_not_cattle", "species_doubt", "low_confidence"),
+    "uncertain": ("fmd_possible", "fmd_species_unlearned", "species_unclear",
+                  "species_not_screened", "unlike_training", "no_sign_for_species",
+                  "unlike_condition", "maybe_not_cattle", "species_doubt", "low_confidence"),
 }
 
 
@@ -357,14 +357,16 @@ def fmd_alert(ph: Photo) -> Triage | None:
     if sure and not ph.unlike and not ph.few(FMD) and seen_healthy(ph.scope):
         t.advice = _join(_info(FMD)["advice"], ph.notes)
         return t
+    code, about = "fmd_possible", None
     if ph.unlike or ph.few(FMD) and best == FMD:
         why = "unlike the training photos"
     elif not sure:
         why = f"not sure ({ph.p_fmd:.0%})"
     else:
-        why = f"no healthy {'/'.join(sorted(ph.scope - {CATTLE}))} learned to tell it from"
-    return _uncertain(t, _join(table()["fmd_warning"], ph.notes), "fmd_possible",
-                      f"possible foot-and-mouth disease, {why}", tips=False)
+        about = min(ph.scope - {CATTLE})
+        code, why = "fmd_species_unlearned", f"no healthy {about} learned to tell it from"
+    return _uncertain(t, _join(table()["fmd_warning"], ph.notes), code,
+                      f"possible foot-and-mouth disease, {why}", tips=False, about=about)
 
 
 def seen_healthy(scope: set[str]) -> bool:
