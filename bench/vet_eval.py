@@ -163,12 +163,12 @@ def tally(results: list, truths: list[str], weights: list[float] | None = None) 
     c: Counter = Counter()
     for t, y, wt in zip(results, truths, w, strict=True):
         c[outcome(t, y)] += wt
-    n = max(sum(w), 1e-9) if results else 1
+    n = sum(w) or 1
     answered = c["right"] + c["wrong"]
     return {"n": len(results), **{k: round(c[k] / n, 3) for k in
                                   ("right", "wrong", "uncertain", "not_livestock")},
             "answered": round(answered / n, 3),
-            "right_of_answered": round(c["right"] / max(answered, 1e-9), 3),
+            "right_of_answered": round(c["right"] / (answered or 1), 3),
             "answers": dict(Counter(t.condition if t.status == "ok" else t.status
                                     for t in results))}
 
@@ -349,10 +349,8 @@ def print_summary(r: dict) -> None:
         print(f"  fmd: precision {fmd['precision']:.3f}, recall {fmd['recall']:.3f}, "
               f"n={fmd['support']}")
     g = c["triage_by_group"]
-    print(f"held-out licensed triage, each source group counted once ({g['groups']} groups): "
-          f"answered {g['answered']:.3f} (right {g['right_of_answered']:.3f} of them) right "
-          f"{g['right']:.3f} wrong {g['wrong']:.3f} not_livestock {g['not_livestock']:.3f}")
     for name, v in [("held-out licensed triage", c["triage"]),
+                    (f"  each source group counted once ({g['groups']} groups)", g),
                     *((f"  {k}", v) for k, v in c["triage_per_source"].items()),
                     ("use=measure triage", r["measure_all"]),
                     *((f"  {k}", v) for k, v in r["measure"].items())]:

@@ -145,7 +145,7 @@ def test_other_species_are_rarely_answered_and_never_with_a_cattle_only_conditio
     answered = [(p.parent.name, t.condition) for p, t in zip(photos, results, strict=True)
                 if t.status == "ok"]
     # Measured on all 450 such photos: 13 (2.9%) get an "ok" answer (27 before
-    # seen_healthy: whole pigs called FMD; 42 before the cattle_evidence rule: goats taken
+    # never_seen_healthy: whole pigs called FMD; 42 before the cattle_evidence rule: goats taken
     # for cattle); a margin above that here.
     assert len(answered) <= 0.2 * len(photos), answered
     for p, t in zip(photos, results, strict=True):
@@ -154,7 +154,7 @@ def test_other_species_are_rarely_answered_and_never_with_a_cattle_only_conditio
 
 
 # Healthy whole pigs of the species validation split that got a sure "foot-and-mouth
-# 86-99%" before vet.pipeline.seen_healthy (the model learned no healthy pig).
+# 86-99%" before vet.pipeline.never_seen_healthy (the model learned no healthy pig).
 PIGS_CALLED_FMD = ("10068195236_e5e9b90ebd_t.jpg", "13916219107_c3300cbb4c_t.jpg",
                    "14842603384_c6955ccae5_t.jpg", "1503877618_7dfefedcb9_t.jpg",
                    "16904875031_c93e6fcfc2_t.jpg", "19566712_349c55941f_t.jpg",

@@ -95,7 +95,7 @@ fitted on the validation fold).
 - Web photos; cattle conditions, plus foot-and-mouth disease in cattle, pigs, sheep and
   goats from few licensed photos (see the FMD numbers and their small-sample caveat). No
   healthy pig, sheep or goat was learned, so FMD there is only ever a warning
-  (`vet.pipeline.seen_healthy`).
+  (`vet.pipeline.never_seen_healthy`).
 - A screening aid: it cannot see fever, milk, smell or history. See a vet.
 - The not-livestock gate comes from the ImageNet head; the species head corrects ImageNet's
   species only where licensed photos exist (no whole goats, horses, camelids or ducks).
