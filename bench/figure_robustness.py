@@ -1,0 +1,190 @@
+"""How far archive.figures holds when a scan is made differently: another library's camera,
+light, paper, compression or resolution.
+
+    python -m bench.figure_robustness [--source early|moreno|both] [--only NAME ...]
+                                      [--param small_h=20 ...]
+
+The held-out library scans come from scanners and settings this project never sees. Every
+labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
+library's scan might differ: exposure, white balance, grey, low contrast, a light falloff,
+sensor noise, harsh JPEG, half or double the resolution, a small skew. Then it goes through
+the reader's own preview path (JPEG bytes decoded at the smallest DCT scale, as
+``bench.figure_eval``) and the shipped finder. Scores as ``bench.figure_eval`` with the shipped
+PARAMS (no CV: nothing is chosen here), per change, then the mean and the worst over the
+changes (the two controls left out: as published, and re-encoded with no change). "Pages
+that changed" keep another number of crops than as published. A method that generalises
+keeps its numbers; a drop names a page property the rules lean on. Test use only: never
+tune on it (``--param`` shows what a constant does to it, no more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+from PIL import Image
+from tqdm import tqdm
+
+from archive import figures as F
+from bench.figure_eval import DATA, Box, Page, early_pages, jpeg_preview, moreno_pages, score
+
+Change = Callable[[np.ndarray], np.ndarray]
+
+
+def _gamma(g: float) -> Change:
+    lut = (255 * (np.arange(256) / 255) ** g).round().astype(np.uint8)
+    return lambda a: lut[a]
+
+
+def _tint(r: float, g: float, b: float) -> Change:
+    return lambda a: np.clip(a * np.array([r, g, b]), 0, 255).astype(np.uint8)
+
+
+def _grey(a: np.ndarray) -> np.ndarray:
+    return np.repeat(cv2.cvtColor(a, cv2.COLOR_RGB2GRAY)[..., None], 3, axis=2)
+
+
+def _contrast(a: np.ndarray) -> np.ndarray:
+    return (a * 0.55 + 60).astype(np.uint8)
+
+
+def _falloff(a: np.ndarray) -> np.ndarray:
+    """A light that falls off towards the corners (35% darker there), as under one lamp."""
+    h, w = a.shape[:2]
+    y, x = np.mgrid[0:h, 0:w]
+    r2 = ((x - w / 2) / (w / 2)) ** 2 + ((y - h / 2) / (h / 2)) ** 2
+    return np.clip(a * (1 - 0.175 * r2)[..., None], 0, 255).astype(np.uint8)
+
+
+def _noise(a: np.ndarray) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.clip(a + rng.normal(0, 8, a.shape), 0, 255).astype(np.uint8)
+
+
+def _scale(f: float) -> Change:
+    def go(a: np.ndarray) -> np.ndarray:
+        h, w = a.shape[:2]
+        size = (round(w * f), round(h * f))
+        return cv2.resize(a, size, interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_CUBIC)
+    return go
+
+
+def _skew_matrix(w: int, h: int, deg: float) -> np.ndarray:
+    return cv2.getRotationMatrix2D((w / 2, h / 2), deg, 1.0)
+
+
+def _skew(deg: float) -> Change:
+    def go(a: np.ndarray) -> np.ndarray:
+        h, w = a.shape[:2]
+        return cv2.warpAffine(a, _skew_matrix(w, h, deg), (w, h), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+    return go
+
+
+def _skew_box(deg: float) -> Callable[[Box, int, int], Box]:
+    """A box after the skew: the upright box around its four turned corners."""
+    def go(b: Box, w: int, h: int) -> Box:
+        m = _skew_matrix(w, h, deg)
+        pts = np.array([[b[0] * w, b[1] * h, 1], [b[2] * w, b[1] * h, 1],
+                        [b[0] * w, b[3] * h, 1], [b[2] * w, b[3] * h, 1]]) @ m.T
+        x0, y0 = pts.min(axis=0)
+        x1, y1 = pts.max(axis=0)
+        return (max(0.0, x0 / w), max(0.0, y0 / h), min(1.0, x1 / w), min(1.0, y1 / h))
+    return go
+
+
+# name -> (pixel change, JPEG quality of the scan, box change or None)
+CHANGES: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None]] = {
+    "as published": (None, 0, None),
+    "re-encoded, JPEG 90": (lambda a: a, 90, None),  # a control, as the first: no change
+    "darker (gamma 1.6)": (_gamma(1.6), 90, None),
+    "lighter (gamma 0.6)": (_gamma(0.6), 90, None),
+    "warm white balance": (_tint(1.0, 0.92, 0.76), 90, None),
+    "cool white balance": (_tint(0.84, 0.94, 1.0), 90, None),
+    "grey": (_grey, 90, None),
+    "low contrast": (_contrast, 90, None),
+    "light falloff": (_falloff, 90, None),
+    "sensor noise": (_noise, 90, None),
+    "JPEG quality 35": (lambda a: a, 35, None),
+    "half resolution": (_scale(0.5), 90, None),
+    "double resolution": (_scale(2.0), 90, None),
+    "skew 1.5 deg": (_skew(1.5), 90, _skew_box(1.5)),
+    "skew -1.5 deg": (_skew(-1.5), 90, _skew_box(-1.5)),
+}
+
+CONTROLS = ("as published", "re-encoded, JPEG 90")
+
+
+def changed(page: Page, name: str) -> tuple[list[Box], list[Box]]:
+    """(truth, kept boxes) for one page made the ``name`` way."""
+    data = (DATA / page.name).read_bytes()
+    change, quality, box = CHANGES[name]
+    if change is not None:
+        with Image.open(io.BytesIO(data)) as im:
+            a = np.asarray(im.convert("RGB"))
+        h, w = a.shape[:2]
+        out = io.BytesIO()
+        Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
+        data = out.getvalue()
+        truth = [box(b, w, h) for b in page.truth] if box else page.truth
+    else:
+        truth = page.truth
+    kept = [r.box for r in F.figures(jpeg_preview(data))]
+    return truth, kept
+
+
+def report(label: str, pages: list[Page], names: list[str]) -> None:
+    print(f"{label} ({len(pages)} pages), shipped PARAMS:")
+    print(f"  {'scan':<22} {'found>=2%':>9} {'IoU':>6} {'precision':>14} {'text clean':>14}"
+          "  pages that changed")
+    base: list[list[Box]] = []
+    changes: list[dict[str, float]] = []
+    for name in tqdm(names, desc=label.split(" ")[0], leave=False):
+        res = [changed(p, name) for p in pages]
+        s = score(res)
+        if name not in CONTROLS:
+            changes.append(s)
+        kept = [k for _t, k in res]
+        if not base:
+            base = kept
+        moved = [p.name.rsplit("/", 1)[-1] for p, a, b in zip(pages, base, kept, strict=True)
+                 if len(a) != len(b)]
+        prec = f"{s['precision']:.3f} ({s['kept']})"
+        text = f"{s['text_clean']:.3f} ({s['text_pages']})"
+        print(f"  {name:<22} {s['recall2']:>9.3f} {s['median_iou']:>6.3f} {prec:>14} "
+              f"{text:>14}  {len(moved)}" + (f": {', '.join(moved[:4])}" if moved else ""))
+    if changes:
+        mean = {k: float(np.mean([c[k] for c in changes])) for k in
+                ("recall2", "median_iou", "precision", "text_clean")}
+        low = {k: min(c[k] for c in changes) for k in mean}
+        print(f"  {'mean of the changes':<22} {mean['recall2']:>9.3f} {mean['median_iou']:>6.3f} "
+              f"{mean['precision']:>14.3f} {mean['text_clean']:>14.3f}")
+        print(f"  {'worst of the changes':<22} {low['recall2']:>9.3f} {low['median_iou']:>6.3f} "
+              f"{low['precision']:>14.3f} {low['text_clean']:>14.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--source", choices=("early", "moreno", "both"), default="both")
+    ap.add_argument("--only", nargs="*", help="only these changes (names as printed)")
+    ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="run with figures.PARAMS changed, to see what a constant does")
+    args = ap.parse_args()
+    for kv in args.param:
+        key, value = kv.split("=")
+        F.PARAMS[key] = float(value)
+    names = [n for n in CHANGES if not args.only or n == "as published"
+             or any(o in n for o in args.only)]
+    cv2.setNumThreads(1)
+    if args.source in ("early", "both"):
+        report("Early printed books as libraries publish them", early_pages(), names)
+    if args.source in ("moreno", "both"):
+        pages = [p for p in moreno_pages() if (DATA / p.name).suffix.lower() in (".jpg", ".jpeg")]
+        report("Moreno chapbooks", pages, names)
+
+
+if __name__ == "__main__":
+    main()
