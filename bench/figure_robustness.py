@@ -30,17 +30,7 @@ from tqdm import tqdm
 
 from archive import figures as F
 from bench.figure_eval import DATA, Box, Page, early_pages, jpeg_preview, moreno_pages, score
-
-Change = Callable[[np.ndarray], np.ndarray]
-
-
-def _gamma(g: float) -> Change:
-    lut = (255 * (np.arange(256) / 255) ** g).round().astype(np.uint8)
-    return lambda a: lut[a]
-
-
-def _tint(r: float, g: float, b: float) -> Change:
-    return lambda a: np.clip(a * np.array([r, g, b]), 0, 255).astype(np.uint8)
+from bench.image_changes import Change, gamma, noise, tint
 
 
 def _grey(a: np.ndarray) -> np.ndarray:
@@ -57,11 +47,6 @@ def _falloff(a: np.ndarray) -> np.ndarray:
     y, x = np.mgrid[0:h, 0:w]
     r2 = ((x - w / 2) / (w / 2)) ** 2 + ((y - h / 2) / (h / 2)) ** 2
     return np.clip(a * (1 - 0.175 * r2)[..., None], 0, 255).astype(np.uint8)
-
-
-def _noise(a: np.ndarray) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    return np.clip(a + rng.normal(0, 8, a.shape), 0, 255).astype(np.uint8)
 
 
 def _scale(f: float) -> Change:
@@ -100,14 +85,14 @@ def _skew_box(deg: float) -> Callable[[Box, int, int], Box]:
 CHANGES: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None]] = {
     "as published": (None, 0, None),
     "re-encoded, JPEG 90": (lambda a: a, 90, None),  # a control, as the first: no change
-    "darker (gamma 1.6)": (_gamma(1.6), 90, None),
-    "lighter (gamma 0.6)": (_gamma(0.6), 90, None),
-    "warm white balance": (_tint(1.0, 0.92, 0.76), 90, None),
-    "cool white balance": (_tint(0.84, 0.94, 1.0), 90, None),
+    "darker (gamma 1.6)": (gamma(1.6), 90, None),
+    "lighter (gamma 0.6)": (gamma(0.6), 90, None),
+    "warm white balance": (tint(1.0, 0.92, 0.76), 90, None),
+    "cool white balance": (tint(0.84, 0.94, 1.0), 90, None),
     "grey": (_grey, 90, None),
     "low contrast": (_contrast, 90, None),
     "light falloff": (_falloff, 90, None),
-    "sensor noise": (_noise, 90, None),
+    "sensor noise": (noise(8), 90, None),
     "JPEG quality 35": (lambda a: a, 35, None),
     "half resolution": (_scale(0.5), 90, None),
     "double resolution": (_scale(2.0), 90, None),

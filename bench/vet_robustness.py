@@ -29,6 +29,7 @@ from PIL import Image, ImageEnhance, ImageFilter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import image_changes as array_changes  # noqa: E402
 from bench.vet_eval import (  # noqa: E402
     bench_model,
     held_out_items,
@@ -42,16 +43,8 @@ from bench.vet_eval import (  # noqa: E402
 Change = Callable[[Image.Image], Image.Image]
 
 
-def _gamma(g: float) -> Change:
-    lut = [round(255 * (i / 255) ** g) for i in range(256)] * 3
-    return lambda im: im.point(lut)
-
-
-def _tint(r: float, g: float, b: float) -> Change:
-    def go(im: Image.Image) -> Image.Image:
-        a = np.asarray(im, dtype=np.float32) * np.array([r, g, b], np.float32)
-        return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
-    return go
+def _pixels(change: array_changes.Change) -> Change:
+    return lambda im: Image.fromarray(change(np.asarray(im.convert("RGB"))))
 
 
 def _jpeg(quality: int) -> Change:
@@ -70,12 +63,6 @@ def _small(side: int) -> Change:
     return go
 
 
-def _noise(im: Image.Image) -> Image.Image:
-    a = np.asarray(im, dtype=np.float32)
-    rng = np.random.default_rng(0)
-    return Image.fromarray(np.clip(a + rng.normal(0, 10, a.shape), 0, 255).astype(np.uint8))
-
-
 def _closer(im: Image.Image) -> Image.Image:
     """The centre 80%: the farmer stands a step closer."""
     w, h = im.size
@@ -84,13 +71,13 @@ def _closer(im: Image.Image) -> Image.Image:
 
 CHANGES: dict[str, Change | None] = {
     "as taken": None,
-    "darker (gamma 1.5)": _gamma(1.5),
-    "lighter (gamma 0.7)": _gamma(0.7),
-    "warm white balance": _tint(1.0, 0.92, 0.78),
-    "cool white balance": _tint(0.85, 0.95, 1.0),
+    "darker (gamma 1.5)": _pixels(array_changes.gamma(1.5)),
+    "lighter (gamma 0.7)": _pixels(array_changes.gamma(0.7)),
+    "warm white balance": _pixels(array_changes.tint(1.0, 0.92, 0.78)),
+    "cool white balance": _pixels(array_changes.tint(0.85, 0.95, 1.0)),
     "low saturation": lambda im: ImageEnhance.Color(im).enhance(0.5),
     "soft focus": lambda im: im.filter(ImageFilter.GaussianBlur(1.5)),
-    "sensor noise": _noise,
+    "sensor noise": _pixels(array_changes.noise(10)),
     "JPEG quality 30": _jpeg(30),
     "small (320 px)": _small(320),
     "a step closer": _closer,
