@@ -19,6 +19,8 @@ import numpy as np
 
 Box = tuple[int, int, int, int]
 RING = 0.85  # share of directions in which the darkness peaks at the radius: a closed ring
+SEEN, RING_SEEN = 0.7, 0.9  # a stamp inked over a title: its ring is hidden under letters
+# in up to 3 directions in 10, and where it is seen it must be closed nearly all round
 RADIUS = (3.0, 12.0)  # text heights: a stamp is a few lines across, never a plate
 SIDE = (0.035, 0.12)  # of the long side, the radius: a stamp is a few cm on a page, a
 # round plate is bigger, and a small round mark (an icon, a seal on a letter) is smaller
@@ -50,7 +52,7 @@ def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
     out: list[Box] = []
     for cx, cy, r in ([] if found is None else found[0].tolist()):
         cx, cy = cx + wx0, cy + wy0
-        if (_closed(d, cx, cy, r) >= RING and _disc(strong, cx, cy, 0.8 * r) <= SOLID
+        if (_ring(d, strong, cx, cy, r) and _disc(strong, cx, cy, 0.8 * r) <= SOLID
                 and _around(big, cx, cy, r) <= AROUND):
             box = (max(0, int(cx - r - 1)), max(0, int(cy - r - 1)),
                    min(w, int(cx + r + 2)), min(h, int(cy + r + 2)))
@@ -64,19 +66,25 @@ def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _closed(d: np.ndarray, cx: float, cy: float, r: float) -> float:
-    """Share of directions in which the darkness at radius r (within a pixel) stands
-    RISE above both STEP px inside and STEP px outside it."""
+def _ring(d: np.ndarray, strong: np.ndarray, cx: float, cy: float, r: float) -> bool:
+    """Whether the circle is a thin closed ring: its darkness at radius r (within a pixel)
+    stands RISE above both STEP px inside and STEP px outside it in RING of the
+    directions, or, where print lies on either side of it (a stamp inked over a title
+    crosses its letters, and cannot stand above them there), in RING_SEEN of the
+    directions not hidden so, with at most 1 - SEEN of them hidden."""
     h, w = d.shape
 
-    def at(rr: float) -> np.ndarray:
+    def at(rr: float, img: np.ndarray = d) -> np.ndarray:
         xs = np.clip(np.round(cx + rr * np.cos(_ANGLES)).astype(int), 0, w - 1)
         ys = np.clip(np.round(cy + rr * np.sin(_ANGLES)).astype(int), 0, h - 1)
-        return d[ys, xs].astype(np.float32)
+        return img[ys, xs].astype(np.float32)
 
     on = np.max([at(r + k) for k in (-1.0, -0.5, 0.0, 0.5, 1.0)], axis=0)
     peak = (on > at(r - STEP) + RISE) & (on > at(r + STEP) + RISE)
-    return float(peak.mean())
+    if peak.mean() >= RING:
+        return True
+    seen = peak | ~((at(r - STEP, strong) > 0) | (at(r + STEP, strong) > 0))
+    return bool(seen.mean() >= SEEN and peak.sum() >= RING_SEEN * seen.sum())
 
 
 def _disc(mask: np.ndarray, cx: float, cy: float, r: float) -> float:

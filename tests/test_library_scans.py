@@ -138,6 +138,30 @@ def test_a_black_stamp_beside_the_arms_is_a_stamp_candidate(shared_data):
             assert E.overlap(stamp.box, r.box) < 0.3 and r.box[0] > 0.18
 
 
+def test_a_grey_stamp_inked_across_a_title_is_a_stamp_candidate(shared_data):
+    """The Bibliothèque royale's grey double ring inked across a title's capitals
+    (bpt6k56119308 f2, "MAIMBOURG, DE LA"): the letters hide its ring in about a quarter
+    of its directions, so it is told by the ring where it is seen; the page has no
+    picture, and before, the stamp with the letters under it was kept as one."""
+    _page, regions, stamp = the_stamp(shared_data, "bpt6k56119308_f2.jpg")
+    cx, cy = (stamp.box[0] + stamp.box[2]) / 2, (stamp.box[1] + stamp.box[3]) / 2
+    assert 0.15 < cx < 0.25 and 0.28 < cy < 0.4  # where it is inked
+    assert not any(r.kept for r in regions)
+
+
+def test_a_ring_in_a_woodcut_half_hidden_by_its_lines_is_no_stamp(shared_data):
+    """Circles the transform finds inside these two woodcuts are hidden by the woodcut's
+    own lines in more directions than a stamp by a title's letters, or less closed where
+    seen (a looser rule took them for stamps and cut the pictures): no stamp, and every
+    picture is found."""
+    for name in ("btv1b8626779r_btv1b8626779r_f32.jpg", "bpt6k15260973_f37.jpg"):
+        page, preview = early(shared_data, name)
+        regions = F.candidates(preview)
+        assert not any(r.kind == "stamp" for r in regions), name
+        kept = [r.box for r in regions if r.kept]
+        assert len(E.match(page.truth, kept)) == len(page.truth), name
+
+
 def test_a_round_frame_in_a_woodcut_is_no_stamp(shared_data):
     """A woodcut's roundel (OCR-D, bengel 1751: a circle between two pillars, under rays)
     is a thin closed ring too; the woodcut's own lines around it say it is no stamp."""
