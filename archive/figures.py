@@ -17,6 +17,8 @@ thin rules, text blocks (most ink in glyph-sized shapes), title lettering (a row
 glyphs), ornaments (bands, and shapes symmetric both ways: fleurons, frames) and small
 regions are candidates that are not kept. The box is the ink extent, padded by a
 sliver (``PARAMS["pad"]``) because a preview pixel at the edge is only partly inked.
+A page with a small crop is looked at again at another scale (``second_look``), which
+may take a crop back and never adds one.
 
 Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (worth a
 curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
@@ -36,7 +38,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import components, ring_stamps
+from archive import components, ring_stamps, second_look
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
@@ -164,7 +166,20 @@ Box = tuple[int, int, int, int]
 
 def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
     """The page's extent and every candidate region, kept or not, in reading order (top
-    to bottom, then left to right); what lies outside the page is listed, never kept."""
+    to bottom, then left to right); what lies outside the page is listed, never kept.
+    A page with a small crop is looked at again at another scale (``second_look``)."""
+    found = _look(page, min_area)
+    if not second_look.doubtful(found.regions):
+        return found
+    w, h = page.size
+    scaled = page.resize((round(w * second_look.SCALE), round(h * second_look.SCALE)),
+                         Image.Resampling.BOX)
+    other = _look(scaled, min_area).regions
+    return Finding(found.page, second_look.veto(found.regions, other))
+
+
+def _look(page: Image.Image, min_area: float) -> Finding:
+    """One look at the page: ``find`` without the second look."""
     found = _analyse(page)
     if found is None:
         return Finding(WHOLE, [])

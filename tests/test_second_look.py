@@ -1,0 +1,88 @@
+"""The figure finder's second look: a small crop may be taken back, nothing is added.
+
+Real pages of figures/early (CC0), one of them scanned again at half its resolution the
+way bench/figure_robustness.py does (numbers: python -m bench.figure_robustness).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+from archive import figures as F
+from archive import second_look as S
+from bench import figure_eval as E
+from bench import figure_robustness as R
+
+
+def page_named(shared_data, name: str) -> E.Page:
+    E.DATA = shared_data
+    return next(p for p in E.early_pages() if p.name.endswith(name))
+
+
+def half_resolution_preview(shared_data, page: E.Page) -> Image.Image:
+    change, quality, _ = R.CHANGES["half resolution"]
+    with Image.open(shared_data / page.name) as im:
+        a = np.asarray(im.convert("RGB"))
+    out = io.BytesIO()
+    Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
+    return E.jpeg_preview(out.getvalue())
+
+
+def test_an_initial_a_smaller_scan_makes_a_picture_is_taken_back(shared_data):
+    """bpt6k1521441j f40 (a decorative page, no picture) scanned at half resolution: its
+    decorated initial (a Q drawn as faces, the text running on beside it) passes as a
+    picture at that preview's text height; at 1.25 times the preview it is an initial
+    again, so no crop is left."""
+    preview = half_resolution_preview(
+        shared_data, page_named(shared_data, "bpt6k1521441j_bpt6k1521441j_f40.jpg"))
+    first = [r for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
+    assert len(first) == 1 and S._area(first[0].box) < S.DOUBT_AREA
+    found = F.find(preview).regions
+    assert not any(r.kept for r in found)
+    back = max(found, key=lambda r: S._iou(r.box, first[0].box))
+    assert back.box == first[0].box and back.reason == "initial"
+    assert back.score < F.THRESHOLD  # a curator's own threshold does not bring it back
+
+
+def test_the_second_look_keeps_every_picture_of_the_early_books(shared_data):
+    """As published, every crop the first look matches to a boxed picture stays kept."""
+    E.DATA = shared_data
+    for page in E.early_pages():
+        preview = E.load_preview(shared_data / page.name)
+        first = [r.box for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
+        kept = [r.box for r in F.find(preview).regions if r.kept]
+        pictures = {j for _i, j, _ in E.match(page.truth, first)}
+        assert all(first[j] in kept for j in pictures), page.name
+
+
+def test_a_page_whose_crops_are_all_big_is_looked_at_once(shared_data, monkeypatch):
+    """A full-page woodcut (bpt6k15260973 f19) costs one finder pass, not two."""
+    preview = E.load_preview(
+        shared_data / page_named(shared_data, "bpt6k15260973_f19.jpg").name)
+    looks = []
+    look = F._look
+    monkeypatch.setattr(F, "_look", lambda page, area: looks.append(page.size) or look(page, area))
+    kept = [r for r in F.find(preview).regions if r.kept]
+    assert kept and all(S._area(r.box) >= S.DOUBT_AREA for r in kept)
+    assert looks == [preview.size]
+
+
+def region(box, kept=True, reason="", score=0.9, kind="engraving") -> F.Region:
+    return F.Region(box, score, kind, kept, reason)
+
+
+def test_the_veto_only_takes_back_small_crops_the_other_look_calls_no_picture():
+    small, big = (0.1, 0.1, 0.3, 0.3), (0.1, 0.1, 0.9, 0.9)
+    initial = region(small, kept=False, reason="initial", score=0.3, kind="ornament")
+    assert S.veto([region(small)], [initial]) == [initial]
+    assert S.veto([region(small)], []) == [region(small)]  # a miss changes nothing
+    assert S.veto([region(small)], [region(small)]) == [region(small)]
+    too_small = region(small, kept=False, reason="too_small", score=0.3)
+    assert S.veto([region(small)], [too_small]) == [region(small)]  # size is no verdict
+    moved = region((0.25, 0.25, 0.45, 0.45), kept=False, reason="initial")
+    assert S.veto([region(small)], [moved]) == [region(small)]  # another box
+    big_initial = region(big, kept=False, reason="ornament", score=0.3)
+    assert S.veto([region(big)], [big_initial]) == [region(big)]  # never looked at
