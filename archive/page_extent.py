@@ -14,7 +14,8 @@ How, on the reader's small preview:
    label or a chart lies apart from the page, on the background, so it is its own patch.
 3. The facing page of an open book shows as a strip beside the page, darker than the
    page over its whole height (it curves away from the light): a side strip of columns
-   whose bright rows are still darker than the page's middle is cut off.
+   whose bright rows are still darker than the page's middle is cut off. Strips on both
+   sides that fade in rather than step up to the page are a lamp's falloff, and stay.
 4. When no background can be told from the paper (a page cropped to its edges, a white
    page on white), the extent is the whole image.
 5. What lies on the background (a chart, a label, the facing page) is listed too, so a
@@ -41,6 +42,11 @@ _MIN_SIDE = 16
 # on the early books. A "page" with more things around it is a patch of a diagram or a
 # photograph that fills the image, and the image is the page.
 MAX_BESIDE = 8
+# A dark strip on both sides of the page, fading in (rising less than this share of the
+# page's level across its edge), is the light falling off, not two facing pages: on the
+# early books as published the smallest step of a facing page cut on one side is 0.037,
+# and no page has both sides cut with steps under 0.1.
+LAMP_STEP = 0.1
 
 
 @dataclass(frozen=True)
@@ -218,11 +224,24 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
         hi = n - _run(dark[::-1])
         lo = lo if 0.02 * n <= lo <= 0.4 * n else 0
         hi = hi if 0.02 * n <= n - hi <= 0.4 * n else n
+        if lo and hi < n and _lamp(prof, lo, ref) and _lamp(prof[::-1], n - hi, ref):
+            lo, hi = 0, n
         if axis == 0:
             x0, x1 = x0 + lo, x0 + hi
         else:
             y0, y1 = y0 + lo, y0 + hi
     return x0, y0, x1, y1
+
+
+def _lamp(prof: np.ndarray, cut: int, ref: float) -> bool:
+    """Whether the dark strip before ``cut`` fades in, as under a lamp's falloff: the
+    profile rises less than LAMP_STEP of the page's level across the cut (3% of the side
+    either way). Asked of both sides at once: a facing page is one side's, and steps up to
+    the page at its edge; a lamp darkens both sides smoothly, and cutting them cut the
+    pictures near them (``bench/figure_robustness.py``, light falloff)."""
+    n = len(prof)
+    s = max(1, round(0.03 * n))
+    return float(prof[min(n - 1, cut + s)]) - float(prof[max(0, cut - s)]) < LAMP_STEP * ref
 
 
 def _run(flags: np.ndarray) -> int:

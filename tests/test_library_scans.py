@@ -6,6 +6,7 @@ bench/scans.py with exact boxes (numbers: python -m bench.figure_eval).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,22 @@ def test_the_page_extent_covers_the_page_and_no_crop_lies_outside(shared_data, n
     assert all(inside(b, found.page) for b in kept)
     assert len(E.match(page.truth, kept)) == len(page.truth) == len(kept)  # a text page: none
     assert all(not r.kept for r in found.regions if r.reason == "outside_page")
+
+
+def test_a_lamp_falling_off_towards_the_corners_cuts_no_strip_off_the_page(shared_data):
+    """A page cropped to its edges (bpt6k724151 f17) under light that falls off towards
+    the corners, as bench/figure_robustness.py makes it: both sides fade in darker, which
+    is no facing page (before, 6% was cut off each side and 5% off the top and bottom)."""
+    from bench import figure_robustness as R
+
+    page, _ = early(shared_data, "bpt6k724151_f17.jpg")
+    change, quality, _ = R.CHANGES["light falloff"]
+    with Image.open(shared_data / page.name) as im:
+        lit = Image.fromarray(change(np.asarray(im.convert("RGB"))))
+    out = io.BytesIO()
+    lit.save(out, "JPEG", quality=quality)
+    x0, y0, x1, y1 = page_extent(E.jpeg_preview(out.getvalue()))
+    assert (x1 - x0) * (y1 - y0) >= 0.95
 
 
 def test_the_wolfenbuettel_page_drops_its_chart_label_and_facing_page(shared_data):
