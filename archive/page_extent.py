@@ -47,6 +47,9 @@ MAX_BESIDE = 8
 # early books as published the smallest step of a facing page cut on one side is 0.037,
 # and no page has both sides cut with steps under 0.1.
 LAMP_STEP = 0.1
+# A facing-page cut never runs through a picture: a run of rows (this share of the page's
+# side) darker than this share of the paper on both sides of the cut is one.
+PICTURE_DARK, PICTURE_ROWS = 0.75, 0.05
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,9 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
         hi = hi if 0.02 * n <= n - hi <= 0.4 * n else n
         if lo and hi < n and _lamp(prof, lo, ref) and _lamp(prof[::-1], n - hi, ref):
             lo, hi = 0, n
+        along = sub if axis == 0 else sub.T  # one column per position of the cut
+        lo = 0 if lo and _splits_picture(along, lo, ref, -1) else lo
+        hi = n if hi < n and _splits_picture(along, hi, ref, 1) else hi
         if axis == 0:
             x0, x1 = x0 + lo, x0 + hi
         else:
@@ -242,6 +248,32 @@ def _lamp(prof: np.ndarray, cut: int, ref: float) -> bool:
     n = len(prof)
     s = max(1, round(0.03 * n))
     return float(prof[min(n - 1, cut + s)]) - float(prof[max(0, cut - s)]) < LAMP_STEP * ref
+
+
+def _splits_picture(light: np.ndarray, cut: int, ref: float, outward: int) -> bool:
+    """Whether a cut at column ``cut`` would run through a picture: in a run of rows
+    (PICTURE_ROWS of them or more) the closed page is darker than the paper all across
+    the cut (3% of the side either way), and the strip cut off (``outward`` of the cut:
+    -1 before it, 1 after) is paper-light in most rows (a dark bed or a book edge is dark
+    all the way down). Text is closed over with its
+    paper, and a facing page meets the page at its edge, so only a picture lies across."""
+    h, n = light.shape
+    s = max(1, round(0.03 * n))
+    band = light[:, max(0, cut - s): min(n, cut + s + 1)]
+    dark = band.max(axis=1) < PICTURE_DARK * ref  # no paper between: one picture across
+    outside = light[:, min(n - 1, max(0, cut + outward * s))] < PICTURE_DARK * ref
+    return _longest_run(dark) >= PICTURE_ROWS * h and outside.mean() < 0.5
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """Length of the longest run of True that touches neither end: a picture lies on the
+    page, while the dark at a strip's ends is the bed or the book's edge beyond the top
+    or the bottom of the page, not cut off yet."""
+    padded = np.concatenate([[0], flags.astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(padded))
+    runs = [b - a for a, b in zip(edges[::2], edges[1::2], strict=True)
+            if a > 0 and b < len(flags)]
+    return max(runs, default=0)
 
 
 def _run(flags: np.ndarray) -> int:

@@ -53,20 +53,51 @@ def test_the_page_extent_covers_the_page_and_no_crop_lies_outside(shared_data, n
     assert all(not r.kept for r in found.regions if r.reason == "outside_page")
 
 
-def test_a_lamp_falling_off_towards_the_corners_cuts_no_strip_off_the_page(shared_data):
-    """A page cropped to its edges (bpt6k724151 f17) under light that falls off towards
-    the corners, as bench/figure_robustness.py makes it: both sides fade in darker, which
-    is no facing page (before, 6% was cut off each side and 5% off the top and bottom)."""
+def scanned(shared_data: Path, name: str, how: str = "light falloff"
+            ) -> tuple[E.Page, Image.Image]:
+    """The early page and its preview scanned another way, as bench/figure_robustness.py
+    makes it (by default under light that falls off towards the corners, 35% darker)."""
     from bench import figure_robustness as R
 
-    page, _ = early(shared_data, "bpt6k724151_f17.jpg")
-    change, quality, _ = R.CHANGES["light falloff"]
+    page, _ = early(shared_data, name)
+    change, quality, _ = R.CHANGES[how]
     with Image.open(shared_data / page.name) as im:
         lit = Image.fromarray(change(np.asarray(im.convert("RGB"))))
     out = io.BytesIO()
     lit.save(out, "JPEG", quality=quality)
-    x0, y0, x1, y1 = page_extent(E.jpeg_preview(out.getvalue()))
+    return page, E.jpeg_preview(out.getvalue())
+
+
+def test_a_lamp_falling_off_towards_the_corners_cuts_no_strip_off_the_page(shared_data):
+    """A page cropped to its edges (bpt6k724151 f17): both sides fade in darker, which is
+    no facing page (before, 6% was cut off each side and 5% off the top and bottom)."""
+    _page, preview = scanned(shared_data, "bpt6k724151_f17.jpg")
+    x0, y0, x1, y1 = page_extent(preview)
     assert (x1 - x0) * (y1 - y0) >= 0.95
+
+
+def test_no_facing_page_cut_runs_through_a_miniature(shared_data):
+    """btv1b8626772v f22 under the lamp: only its right side fades (the left is the
+    scan's edge), so it looked like a facing page, and the cut ran through the right
+    miniature at 85% of the width. A cut that would split a picture is not made."""
+    page, preview = scanned(shared_data, "btv1b8626772v_btv1b8626772v_f22.jpg")
+    found = F.find(preview)
+    assert found.page[2] > 0.95
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(E.match(page.truth, kept)) == len(page.truth) == 2
+
+
+def test_the_dark_cloth_beside_a_woodcut_is_still_cut_off(shared_data):
+    """Wolfenbüttel page 27 in cool light: the roundel comes near the page's right edge,
+    where the blue cloth begins, dark all the way down: that is no picture across the
+    cut, so the cloth stays outside the page, and the roundel is the one crop. (In this
+    light the label's white card below joins the page's paper, as before the rule.)"""
+    page, preview = scanned(shared_data, "qun-607-5_00001-00179.pdf_page_27.jpg",
+                            "cool white balance")
+    found = F.find(preview)
+    assert found.page[2] < 0.85
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(E.match(page.truth, kept)) == len(page.truth) == len(kept) == 1
 
 
 def test_the_wolfenbuettel_page_drops_its_chart_label_and_facing_page(shared_data):
