@@ -50,6 +50,7 @@ LAMP_STEP = 0.1
 # A facing-page cut never runs through a picture: a run of rows (this share of the page's
 # side) darker than this share of the paper on both sides of the cut is one.
 PICTURE_DARK, PICTURE_ROWS = 0.75, 0.05
+ACROSS = 0.03  # of the side, either way of a cut: where the two rules above look
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ def _lamp(prof: np.ndarray, cut: int, ref: float) -> bool:
     the page at its edge; a lamp darkens both sides smoothly, and cutting them cut the
     pictures near them (``bench/figure_robustness.py``, light falloff)."""
     n = len(prof)
-    s = max(1, round(0.03 * n))
+    s = _across(n)
     return float(prof[min(n - 1, cut + s)]) - float(prof[max(0, cut - s)]) < LAMP_STEP * ref
 
 
@@ -255,14 +256,19 @@ def _splits_picture(light: np.ndarray, cut: int, ref: float, outward: int) -> bo
     (PICTURE_ROWS of them or more) the closed page is darker than the paper all across
     the cut (3% of the side either way), and the strip cut off (``outward`` of the cut:
     -1 before it, 1 after) is paper-light in most rows (a dark bed or a book edge is dark
-    all the way down). Text is closed over with its
-    paper, and a facing page meets the page at its edge, so only a picture lies across."""
+    all the way down). Text is closed over with its paper, and a facing page meets the
+    page at its edge, so only a picture lies across."""
     h, n = light.shape
-    s = max(1, round(0.03 * n))
+    s = _across(n)
     band = light[:, max(0, cut - s): min(n, cut + s + 1)]
     dark = band.max(axis=1) < PICTURE_DARK * ref  # no paper between: one picture across
     outside = light[:, min(n - 1, max(0, cut + outward * s))] < PICTURE_DARK * ref
     return _longest_run(dark) >= PICTURE_ROWS * h and outside.mean() < 0.5
+
+
+def _across(n: int) -> int:
+    """ACROSS of a side of n px, at least a pixel."""
+    return max(1, round(ACROSS * n))
 
 
 def _longest_run(flags: np.ndarray) -> int:

@@ -27,7 +27,7 @@ VETOES = frozenset({"initial", "ornament", "lettering", "text_block", "rule"})
 
 def doubtful(regions: list[Region]) -> bool:
     """Whether the page has a kept crop small enough to be looked at again."""
-    return any(r.kept and _area(r.box) < DOUBT_AREA for r in regions)
+    return any(_in_doubt(r) for r in regions)
 
 
 def veto(regions: list[Region], other: list[Region]) -> list[Region]:
@@ -35,7 +35,7 @@ def veto(regions: list[Region], other: list[Region]) -> list[Region]:
     candidates) calls a non-picture given that verdict: its kind, score and reason."""
     out = []
     for r in regions:
-        if r.kept and _area(r.box) < DOUBT_AREA:
+        if _in_doubt(r):
             same = max(other, key=lambda o: _iou(r.box, o.box), default=None)
             if (same is not None and not same.kept and same.reason in VETOES
                     and _iou(r.box, same.box) >= SAME):
@@ -43,6 +43,10 @@ def veto(regions: list[Region], other: list[Region]) -> list[Region]:
                             reason=same.reason)
         out.append(r)
     return out
+
+
+def _in_doubt(region: Region) -> bool:
+    return region.kept and _area(region.box) < DOUBT_AREA
 
 
 def _area(box: tuple[float, ...]) -> float:

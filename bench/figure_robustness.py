@@ -103,21 +103,28 @@ CHANGES: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | No
 CONTROLS = ("as published", "re-encoded, JPEG 90")
 
 
+def rescan(data: bytes, name: str) -> bytes:
+    """A scan's JPEG bytes made the ``name`` way (as published: the bytes themselves)."""
+    change, quality, _box = CHANGES[name]
+    if change is None:
+        return data
+    with Image.open(io.BytesIO(data)) as im:
+        a = np.asarray(im.convert("RGB"))
+    out = io.BytesIO()
+    Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
+    return out.getvalue()
+
+
 def changed(page: Page, name: str) -> tuple[list[Box], list[Box]]:
     """(truth, kept boxes) for one page made the ``name`` way."""
     data = (DATA / page.name).read_bytes()
-    change, quality, box = CHANGES[name]
-    if change is not None:
+    box = CHANGES[name][2]
+    truth = page.truth
+    if box:  # the page turned: its truth boxes turn with it
         with Image.open(io.BytesIO(data)) as im:
-            a = np.asarray(im.convert("RGB"))
-        h, w = a.shape[:2]
-        out = io.BytesIO()
-        Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
-        data = out.getvalue()
-        truth = [box(b, w, h) for b in page.truth] if box else page.truth
-    else:
-        truth = page.truth
-    kept = [r.box for r in F.figures(jpeg_preview(data))]
+            w, h = im.size
+        truth = [box(b, w, h) for b in page.truth]
+    kept = [r.box for r in F.figures(jpeg_preview(rescan(data, name)))]
     return truth, kept
 
 

@@ -6,7 +6,6 @@ bench/scans.py with exact boxes (numbers: python -m bench.figure_eval).
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -60,12 +59,7 @@ def scanned(shared_data: Path, name: str, how: str = "light falloff"
     from bench import figure_robustness as R
 
     page, _ = early(shared_data, name)
-    change, quality, _ = R.CHANGES[how]
-    with Image.open(shared_data / page.name) as im:
-        lit = Image.fromarray(change(np.asarray(im.convert("RGB"))))
-    out = io.BytesIO()
-    lit.save(out, "JPEG", quality=quality)
-    return page, E.jpeg_preview(out.getvalue())
+    return page, E.jpeg_preview(R.rescan((shared_data / page.name).read_bytes(), how))
 
 
 def test_a_lamp_falling_off_towards_the_corners_cuts_no_strip_off_the_page(shared_data):

@@ -6,9 +6,6 @@ way bench/figure_robustness.py does (numbers: python -m bench.figure_robustness)
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
 from PIL import Image
 
 from archive import figures as F
@@ -23,12 +20,7 @@ def page_named(shared_data, name: str) -> E.Page:
 
 
 def half_resolution_preview(shared_data, page: E.Page) -> Image.Image:
-    change, quality, _ = R.CHANGES["half resolution"]
-    with Image.open(shared_data / page.name) as im:
-        a = np.asarray(im.convert("RGB"))
-    out = io.BytesIO()
-    Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
-    return E.jpeg_preview(out.getvalue())
+    return E.jpeg_preview(R.rescan((shared_data / page.name).read_bytes(), "half resolution"))
 
 
 def test_an_initial_a_smaller_scan_makes_a_picture_is_taken_back(shared_data):
