@@ -303,6 +303,19 @@ def test_a_title_letter_with_a_tail_is_lettering(shared_data):
     assert sum(r.reason == "lettering" and 0.1 < r.box[1] < 0.15 for r in regions) >= 6
 
 
+@pytest.mark.parametrize("how", ["as published", "light falloff", "half resolution"])
+def test_a_woodcut_initial_with_its_title_is_lettering(shared_data, how):
+    """bpt6k15260973 f9: a woodcut initial S begins two lines of red and black title
+    lettering, framed by rules; the block is lettering, not a picture, while the woodcut
+    under it, whose banners carry words of their own, is still the page's one crop."""
+    page, preview = scanned(shared_data, "bpt6k15260973_f9.jpg", how)
+    regions = F.candidates(preview)
+    kept = [r.box for r in regions if r.kept]
+    assert len(kept) == len(E.match(page.truth, kept)) == 1
+    title = [r for r in regions if r.box[1] < 0.1 and r.box[3] > 0.2 and r.box[2] > 0.8]
+    assert title and all(r.reason == "lettering" for r in title)
+
+
 def test_a_woodcut_inside_the_page_frame_is_cropped_alone(shared_data):
     """bpt6k15260973 f9: thin rules frame the whole title page (title, initial, woodcut,
     imprint); the frame no longer joins them into one box over the page."""
