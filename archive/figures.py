@@ -803,8 +803,8 @@ def _lettering(box: Box, ink: _Ink) -> bool:
 
 
 def _title_row(box: Box, ink: _Ink) -> bool:
-    """Title lettering, one line or several: most of the box's ink on lines of title
-    letters (``_title_letters``). A line's ink is its letters and whatever else sits in
+    """Title lettering, one line or several: ``TITLE_INK`` of the box's ink on lines of
+    title letters (``_title_letters``). A line's ink is its letters and whatever else sits in
     its rows no taller than it: words glued into one shape, a hyphen; not a woodcut
     initial beside it (taller than the line) or the rules of a title frame (no line's
     rows hold them), so an initial with its title is lettering too."""
@@ -848,8 +848,8 @@ def _title_letters(box: Box, ink: _Ink) -> np.ndarray:
 
 
 def _lines(tops: np.ndarray, heights: np.ndarray) -> list[tuple[int, int]]:
-    """(top, bottom) rows of the lines that letters make: a letter starting above the
-    line's bottom, by less than a third of its height, is on that line."""
+    """(top, bottom) rows of the lines that letters make, top to bottom: a letter that
+    reaches over a third of its height above a line's bottom is on that line."""
     lines: list[list[int]] = []
     for i in np.argsort(tops, kind="stable"):
         t, b = int(tops[i]), int(tops[i] + heights[i])
