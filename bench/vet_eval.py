@@ -64,11 +64,16 @@ def load_all(paths: list[Path], desc: str) -> tuple[list[Image.Image], list[int]
 
 def bench_model(args: argparse.Namespace) -> tuple[Path, str, object]:
     """The shared data folder, the model source and the loaded model of a bench's
-    ``--model`` / ``--threads`` arguments."""
+    ``--model`` / ``--threads`` arguments; exit 2 with the reason, before loading any
+    model, when the data folder is missing."""
+    data = shared()
+    if not data.is_dir():
+        print(f"shared data not found at {data}; set BORDE_SHARED_DATA", file=sys.stderr)
+        raise SystemExit(2)
     if getattr(args, "threads", 0):
         torch.set_num_threads(args.threads)
     src = model_source(args.model)
-    return shared(), src, load_model(src)
+    return data, src, load_model(src)
 
 
 def species_photos(data: Path, split: str, species: tuple[str, ...] = SPECIES
