@@ -794,8 +794,7 @@ def _lettering(box: Box, ink: _Ink) -> bool:
     x0, y0, x1, y1 = box
     st = ink.stats[1:]
     h = y1 - y0
-    inside = st[(st[:, 0] >= x0) & (st[:, 1] >= y0) & (st[:, 0] + st[:, 2] <= x1)
-                & (st[:, 1] + st[:, 3] <= y1)]
+    inside = st[_within(st, box)]
     tall = inside[(inside[:, 3] >= 0.5 * h) & (inside[:, 2] <= 1.6 * inside[:, 3])]
     # three tall shapes side by side may be three small woodcuts; four rarely are
     need = 3 if h < 8 * ink.th else 4
@@ -813,8 +812,8 @@ def _title_row(box: Box, ink: _Ink) -> bool:
     if not len(titled):
         return False
     st = ink.stats[1:]
-    x, y, w, h = st[:, 0], st[:, 1], st[:, 2], st[:, 3]
-    inside = (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
+    y, h = st[:, 1], st[:, 3]
+    inside = _within(st, box)
     on = np.zeros(len(st), bool)
     for top, bottom in _lines(y[titled], h[titled]):
         slack = 0.1 * (bottom - top)
@@ -827,11 +826,10 @@ def _title_letters(box: Box, ink: _Ink) -> np.ndarray:
     letter-shaped glyphs (two holes at most), each with three more of its size along its
     line across the page (a title word can be cut in pieces, or glued to a stamp; its
     line tells what it is)."""
-    x0, y0, x1, y1 = box
     st = ink.stats[1:]
-    x, y, w, h, a = st[:, 0], st[:, 1], st[:, 2], st[:, 3], st[:, 4]
+    y, w, h, a = st[:, 1], st[:, 2], st[:, 3], st[:, 4]
     letter = (h >= 2 * ink.th) & (w >= 0.25 * h) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
-    inside = letter & (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
+    inside = letter & _within(st, box)
     if not inside.any():
         return np.zeros(0, int)
     cand, others = np.flatnonzero(inside), np.flatnonzero(letter)
@@ -845,6 +843,13 @@ def _title_letters(box: Box, ink: _Ink) -> np.ndarray:
     alike = ((np.abs(oh - ch) <= 0.2 * ch) | capped) & (overlap >= 0.7 * low)
     return np.array([i for i in cand[alike.sum(axis=1) >= 4] if _holes(ink, i + 1) <= 2],
                     int)
+
+
+def _within(st: np.ndarray, box: Box) -> np.ndarray:
+    """Per shape (x, y, w, h, area rows): wholly inside the box."""
+    x0, y0, x1, y1 = box
+    return ((st[:, 0] >= x0) & (st[:, 1] >= y0) & (st[:, 0] + st[:, 2] <= x1)
+            & (st[:, 1] + st[:, 3] <= y1))
 
 
 def _lines(tops: np.ndarray, heights: np.ndarray) -> list[tuple[int, int]]:

@@ -394,14 +394,7 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="photos per species (0 = all)")
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    data = shared()
-    if not data.is_dir():
-        print(f"shared data not found at {data}; set BORDE_SHARED_DATA", file=sys.stderr)
-        return 2
-    src = model_source(args.model)
-    model = load_model(src)
+    data, src, model = bench_model(args)
     answer = list(model.config.answer_labels)
     report: dict = {"model": src}
 
