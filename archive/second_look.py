@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from archive.boxes import area, iou
+
 if TYPE_CHECKING:
     from archive.figures import Region
 
@@ -36,9 +38,9 @@ def veto(regions: list[Region], other: list[Region]) -> list[Region]:
     out = []
     for r in regions:
         if _in_doubt(r):
-            same = max(other, key=lambda o: _iou(r.box, o.box), default=None)
+            same = max(other, key=lambda o: iou(r.box, o.box), default=None)
             if (same is not None and not same.kept and same.reason in VETOES
-                    and _iou(r.box, same.box) >= SAME):
+                    and iou(r.box, same.box) >= SAME):
                 r = replace(r, kind=same.kind, score=same.score, kept=False,
                             reason=same.reason)
         out.append(r)
@@ -46,16 +48,4 @@ def veto(regions: list[Region], other: list[Region]) -> list[Region]:
 
 
 def _in_doubt(region: Region) -> bool:
-    return region.kept and _area(region.box) < DOUBT_AREA
-
-
-def _area(box: tuple[float, ...]) -> float:
-    return (box[2] - box[0]) * (box[3] - box[1])
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = w * h
-    union = _area(a) + _area(b) - inter
-    return inter / union if union > 0 else 0.0
+    return region.kept and area(region.box) < DOUBT_AREA

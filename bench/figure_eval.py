@@ -46,6 +46,7 @@ import simplejpeg
 from PIL import Image
 
 from archive import figures as F
+from archive.boxes import area, iou
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BORDE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -152,18 +153,6 @@ def labelled_pages() -> list[tuple[str, str, Path]]:
         rows = list(csv.DictReader(fh))
     return [(r["file"].split("/")[1], r["category"] if "ufal" in r["file"] else r["label"],
              DATA / r["file"]) for r in rows]
-
-
-def iou(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = area(a) + area(b) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def area(b: Box) -> float:
-    return (b[2] - b[0]) * (b[3] - b[1])
 
 
 def match(truth: list[Box], pred: list[Box], thr: float = 0.5) -> list[tuple[int, int, float]]:

@@ -10,6 +10,7 @@ from PIL import Image
 
 from archive import figures as F
 from archive import second_look as S
+from archive.boxes import area, iou
 from bench import figure_eval as E
 from bench import figure_robustness as R
 
@@ -31,10 +32,10 @@ def test_an_initial_a_smaller_scan_makes_a_picture_is_taken_back(shared_data):
     preview = half_resolution_preview(
         shared_data, page_named(shared_data, "bpt6k1521441j_bpt6k1521441j_f40.jpg"))
     first = [r for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
-    assert len(first) == 1 and S._area(first[0].box) < S.DOUBT_AREA
+    assert len(first) == 1 and area(first[0].box) < S.DOUBT_AREA
     found = F.find(preview).regions
     assert not any(r.kept for r in found)
-    back = max(found, key=lambda r: S._iou(r.box, first[0].box))
+    back = max(found, key=lambda r: iou(r.box, first[0].box))
     assert back.box == first[0].box and back.reason == "initial"
     assert back.score < F.THRESHOLD  # a curator's own threshold does not bring it back
 
@@ -58,7 +59,7 @@ def test_a_page_whose_crops_are_all_big_is_looked_at_once(shared_data, monkeypat
     look = F._look
     monkeypatch.setattr(F, "_look", lambda page, area: looks.append(page.size) or look(page, area))
     kept = [r for r in F.find(preview).regions if r.kept]
-    assert kept and all(S._area(r.box) >= S.DOUBT_AREA for r in kept)
+    assert kept and all(area(r.box) >= S.DOUBT_AREA for r in kept)
     assert looks == [preview.size]
 
 
