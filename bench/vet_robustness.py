@@ -2,7 +2,7 @@
 phone, light, white balance, compression or orientation.
 
     python bench/vet_robustness.py [--model vet/model] [--only NAME ...] [--threads N]
-                                   [--mirror-check]
+                                   [--mirror-check] [--turn-check]
 
 Farmers' photos come from phones and light this project never sees. Every held-out test
 photo of the training sources (``test_split.csv``) and every unlicensed field photo
@@ -97,23 +97,48 @@ def compare(base: list, now: list, truths: list[str]) -> tuple[int, int]:
     return flips, fmd
 
 
+def _sure_fmd(res: list) -> list[int]:
+    return [i for i, t in enumerate(res) if t.status == "ok" and t.condition == "fmd"]
+
+
+def _kept_warned(check: str, idx: list[int], agree: list[bool], truths: list[str]) -> str:
+    """The sure FMD answers a check would keep or turn into the FMD warning, right and
+    wrong ones (a warning still says call the vet)."""
+    n: Counter = Counter()
+    for i, ok in zip(idx, agree, strict=True):
+        n[("right" if truths[i] == "fmd" else "wrong", "kept" if ok else "warned")] += 1
+    return (f"{check}: right FMD kept {n['right', 'kept']} warned {n['right', 'warned']}, "
+            f"wrong FMD kept {n['wrong', 'kept']} warned {n['wrong', 'warned']}")
+
+
 def mirror_check(model, seen: list[Image.Image], res: list, truths: list[str]) -> str:
-    """What asking the mirrored photo to agree would do to the sure FMD answers: right
-    ones kept / warned, wrong ones kept / warned (a warning still says call the vet)."""
-    idx = [i for i, t in enumerate(res) if t.status == "ok" and t.condition == "fmd"]
+    """What asking the mirrored photo to agree would do to the sure FMD answers."""
+    idx = _sure_fmd(res)
     flip = [seen[i].transpose(Image.Transpose.FLIP_LEFT_RIGHT) for i in idx]
     again = run(model, flip, [str(i) for i in idx])["triage"] if idx else []
-    n: Counter = Counter()
-    for i, t in zip(idx, again, strict=True):
-        n[("right" if truths[i] == "fmd" else "wrong",
-           "kept" if t.status == "ok" and t.condition == "fmd" else "warned")] += 1
-    return (f"mirror must agree: right FMD kept {n['right', 'kept']} warned "
-            f"{n['right', 'warned']}, wrong FMD kept {n['wrong', 'kept']} warned "
-            f"{n['wrong', 'warned']}")
+    return _kept_warned("mirror must agree", idx,
+                        [t.status == "ok" and t.condition == "fmd" for t in again], truths)
+
+
+def _fmd_seen(t) -> bool:
+    """Whether a triage still sees FMD as possible (answered, warned, or P >= FMD_ALERT)."""
+    from vet.pipeline import FMD_ALERT
+    return (t.condition == "fmd" or t.reason_code in ("fmd_possible", "fmd_species_unlearned")
+            or any(x["label"] == "fmd" and x["p"] >= FMD_ALERT for x in t.top))
+
+
+def turn_check(model, seen: list[Image.Image], res: list, truths: list[str]) -> str:
+    """What asking both quarter-turned views to still see FMD as possible would do to the
+    sure FMD answers (a close-up has no upright; the model learned upright photos only)."""
+    idx = _sure_fmd(res)
+    views = [run(model, [seen[i].transpose(turn) for i in idx], [str(i) for i in idx])["triage"]
+             if idx else [] for turn in (Image.Transpose.ROTATE_90, Image.Transpose.ROTATE_270)]
+    agree = [all(_fmd_seen(v[k]) for v in views) for k in range(len(idx))]
+    return _kept_warned("turned views must see FMD", idx, agree, truths)
 
 
 def report(model, label: str, imgs: list[Image.Image], names: list[str], truths: list[str],
-           changes: list[str], mirror: bool = False) -> None:
+           changes: list[str], mirror: bool = False, turn: bool = False) -> None:
     print(f"{label} ({len(imgs)} photos):")
     print(f"  {'photo':<22} {'answered':>8} {'right of':>8} {'wrong':>6} {'flips':>6} "
           f"{'new sure FMD, not FMD':>22}")
@@ -132,6 +157,8 @@ def report(model, label: str, imgs: list[Image.Image], names: list[str], truths:
               f"{t['wrong']:>6.3f} {flips:>6} {fmd:>22}", flush=True)
         if mirror:
             print(f"    {mirror_check(model, seen, res, truths)}", flush=True)
+        if turn:
+            print(f"    {turn_check(model, seen, res, truths)}", flush=True)
     if rows:
         mean = np.mean(np.array(rows, dtype=float), axis=0)
         worst = (min(r[0] for r in rows), min(r[1] for r in rows), max(r[2] for r in rows),
@@ -151,6 +178,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--mirror-check", action="store_true",
                     help="also: sure FMD answers if the mirrored photo had to agree")
+    ap.add_argument("--turn-check", action="store_true",
+                    help="also: sure FMD answers if both quarter-turned views had to see FMD")
     args = ap.parse_args()
     data, src, model = bench_model(args)
     changes = [n for n in CHANGES if not args.only or CHANGES[n] is None
@@ -161,12 +190,14 @@ def main() -> int:
     imgs, kept = load_all([it.path for it in test], "held-out test photos")
     test = [test[k] for k in kept]
     report(model, "Held-out test groups of the training sources", imgs,
-           [str(it.path) for it in test], [it.label for it in test], changes, args.mirror_check)
+           [str(it.path) for it in test], [it.label for it in test], changes, args.mirror_check,
+           args.turn_check)
     rows, _dup = measure_rows(data, licensed)
     imgs, kept = load_all([data / r["file"] for r in rows], "field photos")
     rows = [rows[k] for k in kept]
     report(model, "Field photos of three unlicensed sources (use=measure)", imgs,
-           [r["file"] for r in rows], [r["label"] for r in rows], changes, args.mirror_check)
+           [r["file"] for r in rows], [r["label"] for r in rows], changes, args.mirror_check,
+           args.turn_check)
     return 0
 
 
