@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import logging
+import os
 import shlex
 import tempfile
 import time
@@ -38,6 +39,12 @@ from archive.review import by_doubt, thumbnail
 
 log = logging.getLogger("borde.archive")
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
+# The gallery's thumbnails are files, each written once: handed PIL images, gradio
+# re-encodes every one into the same cache file at every update, in place, and a browser
+# that fetches it mid-write keeps a broken image (seen in the tab: two of five crops). A
+# file is copied into gradio's cache once, atomically.
+GALLERY_DIR = "gallery"
+REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or dropped)
 Say = Callable[..., str]
 # The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
@@ -54,7 +61,7 @@ REASON_KEYS = {
 
 @dataclass
 class Snapshot:
-    gallery: list[tuple[Image.Image, str]] = field(default_factory=list)
+    gallery: list[tuple[str, str]] = field(default_factory=list)  # thumbnail file, caption
     status: str = ""  # one line in words (HTML): the progress, then the summary
     done: int = 0
     total: int = 0
@@ -63,6 +70,22 @@ class Snapshot:
     histogram: Image.Image | None = None
     zip_path: Path | None = None
     error: str | None = None
+
+
+def thumbnail_file(folder: Path, img: Image.Image) -> str:
+    """The thumbnail as a new JPEG file in ``folder`` (never rewritten: see GALLERY_DIR)."""
+    folder.mkdir(exist_ok=True)
+    fd, name = tempfile.mkstemp(suffix=".jpg", dir=folder)
+    with os.fdopen(fd, "wb") as fh:
+        img.convert("RGB").save(fh, "JPEG", quality=85)
+    return name
+
+
+def forget_thumbnails(folder: Path, shown: set[str]) -> None:
+    """Delete the thumbnails no longer shown: the folder holds GALLERY_SIZE at most."""
+    for f in folder.glob("*.jpg"):
+        if str(f) not in shown:
+            f.unlink(missing_ok=True)
 
 
 def reason_words(reason: str, say: Say) -> str:
@@ -135,8 +158,10 @@ def run_job(
                 report: Report = stop.value
                 break
             if event.thumbnails:
-                shown = [(img, crop_caption(r, say)) for img, r in event.thumbnails]
+                shown = [(thumbnail_file(folder / GALLERY_DIR, img), crop_caption(r, say))
+                         for img, r in event.thumbnails]
                 snap.gallery = (snap.gallery + shown)[-GALLERY_SIZE:]
+                forget_thumbnails(folder / GALLERY_DIR, {f for f, _ in snap.gallery})
             snap.done, snap.total, snap.pages_per_s = event.done, event.total, event.pages_per_s
             snap.status = progress_line(event.done, event.total, event.items,
                                         event.pages_per_s, say)
@@ -191,6 +216,7 @@ class Review:
     shown: list[RegionRecord] = field(default_factory=list)
     thumbs: dict[Key, Image.Image] = field(default_factory=dict)
     items: int = 0  # what the build's zip holds, for "now N (was M)"
+    tiles: dict[tuple[Key, bool], str] = field(default_factory=dict)  # each look's file, once
 
     def kept(self, r: RegionRecord) -> bool:
         choice = self.decisions.get(_key(r))
@@ -209,8 +235,9 @@ def start_review(dataset: Path) -> Review:
 
 
 def review_gallery(review: Review, say: Say, limit: int = REVIEW_SHOW
-                   ) -> list[tuple[Image.Image, str]]:
-    """The most doubtful ``limit`` crops: kept ones framed green, dropped ones grey in red."""
+                   ) -> list[tuple[str, str]]:
+    """The most doubtful ``limit`` crops: kept ones framed green, dropped ones grey in red,
+    as (file, caption); a click redraws only the crop it flipped (see GALLERY_DIR)."""
     review.shown = review.order[: max(1, int(limit))]
     missing = [r for r in review.shown if _key(r) not in review.thumbs]
     if missing:  # a click only re-frames; the zip is opened for new thumbnails alone
@@ -220,15 +247,18 @@ def review_gallery(review: Review, say: Say, limit: int = REVIEW_SHOW
     return [_tile(review, r, say) for r in review.shown]
 
 
-def _tile(review: Review, r: RegionRecord, say: Say) -> tuple[Image.Image, str]:
-    img = review.thumbs[_key(r)]
+def _tile(review: Review, r: RegionRecord, say: Say) -> tuple[str, str]:
     kept = review.kept(r)
-    if not kept:
-        img = ImageOps.grayscale(img).convert("RGB")
-    framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
+    look = (_key(r), kept)
+    if look not in review.tiles:
+        img = review.thumbs[_key(r)]
+        if not kept:
+            img = ImageOps.grayscale(img).convert("RGB")
+        framed = ImageOps.expand(img, border=6, fill=KEPT_COLOUR if kept else DROPPED_COLOUR)
+        review.tiles[look] = thumbnail_file(review.dataset.parent / REVIEW_DIR, framed)
     words = [f"{r.score:.2f}", reason_words(r.reason, say),
              say("archive_tile_page", page=r.page, index=r.index), said_words(r)]
-    return framed, ("✓ " if kept else "✗ ") + " · ".join(w for w in words if w)
+    return review.tiles[look], ("✓ " if kept else "✗ ") + " · ".join(w for w in words if w)
 
 
 def toggle(review: Review, index: int) -> None:

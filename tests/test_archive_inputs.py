@@ -131,6 +131,14 @@ def test_ui_job_streams_snapshots_and_ends_with_histogram(shared_data, tmp_path)
     assert last.histogram is not None and last.histogram.size[0] > 200
     assert [s.done for s in snaps[:-1]] == sorted(s.done for s in snaps[:-1])
     assert len(last.gallery) == last.report.items > 0  # one crop per item, with its score
+    # each thumbnail is a file written once: a crop keeps its file from snapshot to snapshot
+    files: dict[str, set[str]] = {}
+    for snap in snaps:
+        for f, label in snap.gallery:
+            files.setdefault(label, set()).add(f)
+    assert all(len(f) == 1 for f in files.values()), files
+    assert all(Path(f).is_file() for f, _ in last.gallery)
+    assert Image.open(last.gallery[0][0]).size[0] > 16
     assert all(re.fullmatch(r"pág\. \d+ #\d+ · [01]\.\d\d", label) for _, label in last.gallery)
     # one progress line in words while it runs; the summary in words, no server path
     assert all(s.status.count("<progress") == 1 and "Página" in s.status

@@ -183,6 +183,12 @@ def test_the_tab_rebuild_says_what_changed_and_regions_csv_says_the_curator_deci
     assert tiles[kept_one][1].startswith("✓ ") and tiles[dropped_one][1].startswith("✗ ")
     toggle(review, kept_one)
     toggle(review, dropped_one)
+    # a click redraws the crops it flipped alone: every other tile keeps its file
+    again = review_gallery(review, sayer("en"))
+    flipped = {kept_one, dropped_one}
+    assert all((a[0] == b[0]) == (i not in flipped)
+               for i, (a, b) in enumerate(zip(tiles, again, strict=True)))
+    assert again[kept_one][1].startswith("✗ ") and Path(again[kept_one][0]).is_file()
     path, message = rebuild(review, sayer("en"))
     assert message.startswith(f"Rebuilt {path.name}: 1 crop(s) added and 1 removed by you")
     assert f"(the build had {review.items})" in message and str(path.parent) not in message

@@ -16,6 +16,9 @@ pytestmark = pytest.mark.e2e
 GRADIO_OVERLAYS = """() => [...document.querySelectorAll('[data-testid=status-tracker]')]
     .filter(t => !t.classList.contains('hide') && getComputedStyle(t).opacity !== '0'
                  && t.innerText.trim()).length"""
+# every image the selector finds has loaded and has pixels
+SHOWN = """sel => [...document.querySelectorAll(sel)]
+    .every(i => i.complete && i.naturalWidth > 0)"""
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +53,8 @@ def test_upload_a_scan_and_download_the_dataset(app_url, shared_data, tmp_path):
         fit = page.locator("#archive-gallery img").first.evaluate(
             "i => getComputedStyle(i).objectFit")
         assert fit == "contain"  # thumbnails are not cropped
+        # every thumbnail shows its picture (not a broken-image icon with its alt text)
+        page.wait_for_function(SHOWN, arg="#archive-gallery img", timeout=20_000)
         page.screenshot(path=str(shots_dir(tmp_path) / "en_archive_built.png"), full_page=True)
         with page.expect_download() as dl:
             link.click()
@@ -104,6 +109,8 @@ def test_one_progress_display_then_review_two_crops_and_the_rebuild_says_so(
         confirmation.wait_for(timeout=60_000)
         said = confirmation.inner_text()
         assert said.startswith("Rehecho Pliego_dataset_curated.zip: ") and "tenía" in said
+        page.wait_for_function(SHOWN, arg="#archive-review img, #archive-gallery img",
+                               timeout=20_000)
         page.screenshot(path=str(shots_dir(tmp_path) / "es_archive_rebuilt.png"), full_page=True)
         assert page.locator("#archive-download .error").count() == 0
         link = page.locator("#archive-download [data-testid=download-link]").first
