@@ -18,6 +18,7 @@ import html
 import logging
 import os
 import shlex
+import shutil
 import tempfile
 import time
 import zipfile
@@ -45,6 +46,12 @@ GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
 # file is copied into gradio's cache once, atomically.
 GALLERY_DIR = "gallery"
 REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or dropped)
+# Each build gets a job folder (its zip, gallery and review tiles); a server would keep them
+# all, and a 10 GB scan's zip is GBs. A job folder unused for this long (its last write, a
+# review's click or rebuild) is removed when the next build starts: a day leaves a review
+# or a resumable failed build time, and bounds the disk by a day's builds.
+JOB_PREFIX = "borde-archive-"
+JOB_KEEP_S = float(os.environ.get("BORDE_JOB_KEEP_HOURS", "24")) * 3600
 Say = Callable[..., str]
 # The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
@@ -70,6 +77,40 @@ class Snapshot:
     histogram: Image.Image | None = None
     zip_path: Path | None = None
     error: str | None = None
+
+
+def last_use(folder: Path) -> float:
+    """When a job folder was last written: the folder or anything directly in it."""
+    times = [folder.stat().st_mtime]
+    for child in folder.iterdir():
+        try:
+            times.append(child.stat().st_mtime)
+        except OSError:  # removed meanwhile
+            pass
+    return max(times)
+
+
+def sweep_jobs(root: Path, keep_s: float = JOB_KEEP_S, now: float | None = None) -> int:
+    """Remove the job folders under ``root`` unused for ``keep_s``; how many went."""
+    now = time.time() if now is None else now
+    gone = 0
+    for folder in root.glob(f"{JOB_PREFIX}*"):
+        try:
+            stale = folder.is_dir() and now - last_use(folder) > keep_s
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone += 1
+    return gone
+
+
+def build_gone(review: Review) -> bool:
+    """Whether the build under review was removed (``sweep_jobs``); else it counts as used."""
+    if not review.dataset.is_file():
+        return True
+    os.utime(review.dataset.parent)
+    return False
 
 
 def thumbnail_file(folder: Path, img: Image.Image) -> str:
@@ -145,7 +186,8 @@ def run_job(
     if not paths:
         yield Snapshot(error=say("archive_no_pdf_server" if server_picker else "archive_no_pdf"))
         return
-    folder = Path(tempfile.mkdtemp(prefix="borde-archive-", dir=work_dir))
+    sweep_jobs(Path(work_dir or tempfile.gettempdir()))
+    folder = Path(tempfile.mkdtemp(prefix=JOB_PREFIX, dir=work_dir))
     out = folder / f"{source_names(paths)[0]}_dataset.zip"
     snap = Snapshot(status=progress_line(0, 0, 0, 0.0, say))
     yield replace(snap)  # a copy each time: a consumer may keep them all

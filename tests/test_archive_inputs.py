@@ -6,6 +6,7 @@ import csv
 import io
 import os
 import re
+import time
 import zipfile
 from pathlib import Path
 
@@ -220,3 +221,26 @@ def test_encrypted_or_unsure_streams_are_read_by_mupdf(shared_data, tmp_path):
             assert [fast for fast, _ in read] == [None] * len(read)
             scan = reader._single_scan(doc, doc[0])  # MuPDF's bytes (cut short by /Length)
             assert scan is not None and scan[0] == read[0][1] and scan[0][:2] == b"\xff\xd8"
+
+
+def test_a_new_build_removes_job_folders_unused_for_a_day_and_nothing_else(shared_data,
+                                                                          tmp_path):
+    """Each build's job folder (zip, gallery, review tiles) would stay on the server for
+    ever; the next build removes those unused for JOB_KEEP_S, and only those."""
+    from archive.ui import JOB_KEEP_S, JOB_PREFIX
+
+    old, fresh, other = (tmp_path / f"{JOB_PREFIX}old", tmp_path / f"{JOB_PREFIX}fresh",
+                         tmp_path / "someone-elses-old")
+    for folder in (old, fresh, other):
+        (folder / "review").mkdir(parents=True)
+        (folder / "x_dataset.zip").write_bytes(b"PK")
+    day_ago = time.time() - JOB_KEEP_S - 60
+    for path in (old, old / "review", old / "x_dataset.zip", other):
+        os.utime(path, (day_ago, day_ago))
+    (fresh / "review").touch()  # an old folder a review clicked in a minute ago is in use
+    os.utime(fresh, (day_ago, day_ago))
+    os.utime(fresh / "x_dataset.zip", (day_ago, day_ago))
+    pdf = scans_pdf(tmp_path / "one.pdf", chapbook_pages(shared_data)[:1])
+    last = list(run_job([pdf], sayer("en"), work_dir=tmp_path, size=64))[-1]
+    assert last.error is None and last.zip_path.parent.name.startswith(JOB_PREFIX)
+    assert not old.exists() and fresh.exists() and other.exists()

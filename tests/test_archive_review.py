@@ -263,3 +263,29 @@ def test_a_dropped_original_takes_its_copies_with_it(built, tmp_path):
     by_build = tmp_path / "build.zip"
     archive.build_dataset([pdf], by_build, decisions=choice, **OPTS)
     assert kept_by_key(by_build) == kept
+
+
+def test_a_review_whose_build_was_removed_says_so_in_the_tab(built, tmp_path):
+    """A build removed from the server (``archive.ui.sweep_jobs``) is a sentence in the
+    curator's language, never a traceback; a review in use keeps its build fresh."""
+    import os
+    import shutil
+
+    import app
+    from archive.ui import build_gone, start_review
+
+    _, out = built
+    job = tmp_path / "borde-archive-x"
+    job.mkdir()
+    copy = Path(shutil.copy(out, job / out.name))
+    review = start_review(copy)
+    os.utime(job, (0, 0))
+    assert not build_gone(review) and job.stat().st_mtime > 0  # looked at: in use again
+    copy.unlink()
+    assert build_gone(review)
+    zip_out, said = app.archive_rebuild(review, None, "es")
+    assert said.startswith("Este dataset ya no está en el servidor") and "24 horas" in said
+    assert str(job) not in said
+    tiles, kept, said, _ = app.archive_decisions(review, None, 48, "en")
+    assert tiles == [] and kept is None and said.startswith("This build is no longer")
+    assert app.archive_show(review, 48, "en") == []
