@@ -80,3 +80,34 @@ def test_a_step_with_an_infinite_gradient_is_not_taken():
     assert not finite_step(torch.tensor(0.5), [w])
     w.grad[1] = 0.0
     assert not finite_step(torch.tensor(float("nan")), [w])
+
+
+def test_turned_photos_are_cached_as_their_own_views_and_trained_on(tmp_path):
+    """``--turns``: the frozen features of each photo turned a quarter either way are cached
+    beside the plain ones (a turn, unlike a mirror, cannot be made on the feature map)."""
+    from vet.train import main
+    from vet.train_data import _turned, build_cache, collect
+
+    rng = np.random.default_rng(1)
+    data = tmp_path / "mine"
+    for k, name in enumerate(["scab", "clean"]):
+        (data / name).mkdir(parents=True)
+        for i in range(9):  # a bar across the top: a turned photo is another picture
+            img = np.full((64, 64, 3), 230, np.uint8)
+            img[4:14, :] = (200, 40, 40) if k == 0 else (40, 140, 40)
+            Image.fromarray(img + rng.integers(0, 20, img.shape, dtype=np.uint8)).save(
+                data / name / f"{name}_{i}.jpg")
+    items = collect(data)
+    cache = tmp_path / "cache"
+    plain, left = (build_cache(items, 11, 224, cache, "crop", turn) for turn in (0, 1))
+    assert plain["feats"].shape == left["feats"].shape
+    assert not torch.allclose(plain["feats"].float(), left["feats"].float(), atol=1e-2)
+    assert not torch.allclose(left["feats"].float(), plain["feats"].float().rot90(1, (2, 3)),
+                              atol=1e-2)
+    first = Image.open(items[0].path)
+    assert np.array_equal(np.asarray(_turned(_turned(first, 1), 3)), np.asarray(first))
+    out = tmp_path / "model"
+    assert main([str(data), "-o", str(out), "--folds", "3", "--epochs", "1", "--turns",
+                 "--cache-dir", str(cache)]) == 0
+    assert len(list(cache.glob("feats_*.pt"))) == 3  # plain, turned left, turned right
+    assert json.loads((out / "metrics.json").read_text())["labels"] == ["clean", "scab"]

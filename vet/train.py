@@ -126,6 +126,7 @@ def train_fold(
         opt, max_lr=[lr * 3, lr], total_steps=steps, pct_start=0.15
     )
     feats = cache["feats"]
+    turned = cache.get("turned")
     yt = torch.from_numpy(y)
     best = (-1.0, None, -1)
     rng = np.random.default_rng(seed)
@@ -139,6 +140,10 @@ def train_fold(
         for s in range(0, len(order), bs):
             idx = torch.from_numpy(order[s: s + bs])
             x = feats[idx].float()
+            if turned is not None:  # a third of the photos turned either way
+                view = torch.from_numpy(rng.integers(0, 3, len(idx)))
+                for k in (1, 2):
+                    x[view == k] = turned[k - 1][idx[view == k]].float()
             flip = torch.from_numpy(rng.random(len(idx)) < 0.5)
             x[flip] = x[flip].flip(3)
             if shift:
@@ -224,6 +229,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "photos' ImageNet features (repeatable), added up in the answer")
     ap.add_argument("--class-weight-power", type=float, default=0.5,
                     help="loss weights (1/class frequency)^power (default 0.5)")
+    ap.add_argument("--turns", action="store_true",
+                    help="augmentation: a training photo is seen turned a quarter either way, "
+                         "a third of the time each (their frozen features are cached too)")
     ap.add_argument("--shift", type=int, default=0,
                     help="augmentation: move cached feature maps by up to this many cells")
     ap.add_argument("--knn-dim", type=int, default=128,
@@ -331,7 +339,8 @@ def load_data(args: argparse.Namespace) -> Data:
             print(f"leaving out augmented-only classes {dropped} (untraceable originals make "
                   "a group split unreliable)", file=sys.stderr)
         idx = torch.tensor(keep)
-        cache = {"feats": cache["feats"][idx], "ref_probs": cache["ref_probs"][idx]}
+        cache = {"feats": cache["feats"][idx], "ref_probs": cache["ref_probs"][idx],
+                 **({"turned": cache["turned"][:, idx]} if "turned" in cache else {})}
         items, folds = [items[i] for i in keep], folds[keep]
     core = sorted({it.label for it in items if it.traceable}) or sorted({it.label for it in items})
     answer = core if args.augmented_only == "aux" else sorted({it.label for it in items})
@@ -350,6 +359,15 @@ def cached_features(args: argparse.Namespace, items: list[Item]) -> dict[str, to
     """Frozen features at ``--branch-from``, built once and kept in ``--cache-dir``."""
     cache = build_cache(items, min(args.cache_block, args.branch_from), args.size,
                         Path(args.cache_dir), args.fit)
+    if getattr(args, "turns", False):
+        if args.branch_from > args.cache_block:
+            raise SystemExit("--turns caches features at --cache-block: give --branch-from "
+                             "no later than it")
+        turned = [build_cache(items, args.branch_from, args.size, Path(args.cache_dir),
+                              args.fit, turn) for turn in (1, 3)]
+        if any(not torch.equal(t["index"], cache["index"]) for t in turned):
+            raise SystemExit("--turns: a photo read once failed another time")
+        cache["turned"] = torch.stack([t["feats"] for t in turned])
     if args.branch_from > args.cache_block:
         adv = Path(args.cache_dir) / (
             f"adv_{hashlib.sha1(str([str(i.path) for i in items]).encode()).hexdigest()[:12]}"

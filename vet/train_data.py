@@ -234,22 +234,26 @@ def subclusters(names: list[str], unit: torch.Tensor, fit_idx: np.ndarray, label
 
 
 def build_cache(
-    items: list[Item], branch_from: int, size: int, cache_dir: Path, fit: str = "crop"
+    items: list[Item], branch_from: int, size: int, cache_dir: Path, fit: str = "crop",
+    turn: int = 0,
 ) -> dict[str, torch.Tensor]:
     """Frozen early-block features and ImageNet probabilities, cached.
 
     Only the plain view is cached; mirroring is applied to the cached feature
     map during training, which is close to (not exactly) the features of a
     mirrored photo and costs nothing. ``fit`` is how the photo becomes the
-    square input (``vet.imaging.views``), as the shipped model will see it.
+    square input (``vet.imaging.views``), as the shipped model will see it. ``turn``
+    quarter turns (counter-clockwise) make the photo turned, as a close-up may be taken:
+    unlike a mirror, a turn cannot be made on the feature map.
     """
     from vet.convert import imagenet_model
 
     if fit not in ("crop", "letterbox"):
         raise SystemExit(f"--fit {fit}: training takes one view per photo (crop or letterbox)")
     key = hashlib.sha1(
-        json.dumps([[str(i.path) for i in items], branch_from, size, "v2"]
-                   + ([fit] if fit != "crop" else [])).encode()
+        json.dumps([[str(i.path) for i in items], branch_from, size, "v2", _pixel_code()]
+                   + ([fit] if fit != "crop" else []) + ([f"turn{turn}"] if turn else [])
+                   ).encode()
     ).hexdigest()[:16]
     path = cache_dir / f"feats_{key}.pt"
     if path.is_file():
@@ -273,9 +277,10 @@ def build_cache(
         ref_probs.append(logits.softmax(-1).half())
         batch.clear()
 
-    for i, it in enumerate(tqdm(items, desc="caching frozen features", unit="img")):
+    desc = "caching frozen features" + (f" (turned {90 * turn} deg)" if turn else "")
+    for i, it in enumerate(tqdm(items, desc=desc, unit="img")):
         try:
-            img = views(load_image(it.path), size, fit)[0]
+            img = views(_turned(load_image(it.path), turn), size, fit)[0]
         except BadImage as exc:
             print(f"skipping {it.path}: {exc}", file=sys.stderr)
             continue
@@ -288,6 +293,29 @@ def build_cache(
              "index": torch.tensor(ok)}
     torch.save(cache, path)
     return cache
+
+
+def _pixel_code() -> str:
+    """What makes a photo's pixels besides the file: vet/imaging.py, Pillow and torch.
+
+    A cache made by other code is another cache. Earlier runs that reused an older cache
+    did not reproduce the shipped checkpoint; a fresh cache does, byte for byte
+    (vet/model/README.md)."""
+    import PIL
+
+    import vet.imaging
+
+    code = hashlib.sha1(Path(vet.imaging.__file__).read_bytes()).hexdigest()[:12]
+    return f"{code}-{PIL.__version__}-{torch.__version__}"
+
+
+def _turned(img, turn: int):
+    """The photo turned ``turn`` quarter turns counter-clockwise."""
+    from PIL import Image
+
+    steps = (None, Image.Transpose.ROTATE_90, Image.Transpose.ROTATE_180,
+             Image.Transpose.ROTATE_270)
+    return img if turn % 4 == 0 else img.transpose(steps[turn % 4])
 
 
 def advance(feats: torch.Tensor, start: int, stop: int) -> torch.Tensor:
