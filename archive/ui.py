@@ -42,8 +42,8 @@ log = logging.getLogger("borde.archive")
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
 # The gallery's thumbnails are files, each written once: handed PIL images, gradio
 # re-encodes every one into the same cache file at every update, in place, and a browser
-# that fetches it mid-write keeps a broken image (seen in the tab: two of five crops). A
-# file is copied into gradio's cache once, atomically.
+# that fetches it mid-write keeps a broken image (two of five crops in one run of the tab,
+# not reproduced on demand). A file is copied into gradio's cache once, atomically.
 GALLERY_DIR = "gallery"
 REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or dropped)
 # Each build gets a job folder (its zip, gallery and review tiles); a server would keep them
