@@ -204,21 +204,16 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
 KEEP_HOURS = f"{archive_ui.JOB_KEEP_S / 3600:g}"
 
 
-def _gone(review) -> bool:
-    """The review's build was removed from the server (``archive.ui.sweep_jobs``)."""
-    return review is not None and archive_ui.build_gone(review)
-
-
 def archive_toggle(review, show, ui_lang, evt: gr.SelectData):
     """A click on a crop flips keep/drop; the gallery redraws with the new look."""
-    if review is None or _gone(review):
+    if review is None or archive_ui.build_gone(review):
         return [], None
     archive_ui.toggle(review, evt.index)
     return archive_ui.review_gallery(review, sayer(ui_lang), show), review
 
 
 def archive_show(review, show, ui_lang):
-    if review is None or _gone(review):
+    if review is None or archive_ui.build_gone(review):
         return []
     return archive_ui.review_gallery(review, sayer(ui_lang), show)
 
@@ -234,7 +229,7 @@ def _take_decisions(review, decisions, s) -> str:
 def archive_decisions(review, decisions, show, ui_lang):
     """An uploaded decisions file joins the review; the tiles redraw, the upload clears."""
     s = sayer(ui_lang)
-    if review is None or _gone(review):
+    if review is None or archive_ui.build_gone(review):
         said = (s("archive_build_gone", keep_hours=KEEP_HOURS) if review
                 else s("archive_rebuild_first"))
         return [], None, said, None
@@ -249,7 +244,7 @@ def archive_rebuild(review=None, decisions=None, ui_lang="en"):
     s = sayer(ui_lang)
     if review is None:
         return gr.skip(), s("archive_rebuild_first")
-    if _gone(review):
+    if archive_ui.build_gone(review):
         return gr.skip(), s("archive_build_gone", keep_hours=KEEP_HOURS)
     said = _take_decisions(review, decisions, s) if decisions else ""
     try:

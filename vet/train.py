@@ -327,6 +327,8 @@ def load_data(args: argparse.Namespace) -> Data:
     if len({it.label for it in items}) < 2:
         raise SystemExit("need at least two classes")
     cache = cached_features(args, items)
+    if args.turns:
+        cache["turned"] = turned_features(args, items, cache["index"])
     items = [items[i] for i in cache["index"].tolist()]
     # Folds are assigned over every photo first so that the held-out groups are the
     # same whichever classes are trained (the eval and the tests rebuild them).
@@ -355,19 +357,24 @@ def load_data(args: argparse.Namespace) -> Data:
     return Data(items, cache, folds, labels, answer, core, merged, clusters, unit)
 
 
+def turned_features(args: argparse.Namespace, items: list[Item], index: torch.Tensor
+                    ) -> torch.Tensor:
+    """``--turns``: the training photos' frozen features turned a quarter left and right,
+    stacked (2, N, ...) in the order of the plain cache's ``index``."""
+    if args.branch_from > args.cache_block:
+        raise SystemExit("--turns caches features at --cache-block: give --branch-from "
+                         "no later than it")
+    turned = [build_cache(items, args.branch_from, args.size, Path(args.cache_dir),
+                          args.fit, turn) for turn in (1, 3)]
+    if any(not torch.equal(t["index"], index) for t in turned):
+        raise SystemExit("--turns: a photo read once failed another time")
+    return torch.stack([t["feats"] for t in turned])
+
+
 def cached_features(args: argparse.Namespace, items: list[Item]) -> dict[str, torch.Tensor]:
     """Frozen features at ``--branch-from``, built once and kept in ``--cache-dir``."""
     cache = build_cache(items, min(args.cache_block, args.branch_from), args.size,
                         Path(args.cache_dir), args.fit)
-    if getattr(args, "turns", False):
-        if args.branch_from > args.cache_block:
-            raise SystemExit("--turns caches features at --cache-block: give --branch-from "
-                             "no later than it")
-        turned = [build_cache(items, args.branch_from, args.size, Path(args.cache_dir),
-                              args.fit, turn) for turn in (1, 3)]
-        if any(not torch.equal(t["index"], cache["index"]) for t in turned):
-            raise SystemExit("--turns: a photo read once failed another time")
-        cache["turned"] = torch.stack([t["feats"] for t in turned])
     if args.branch_from > args.cache_block:
         adv = Path(args.cache_dir) / (
             f"adv_{hashlib.sha1(str([str(i.path) for i in items]).encode()).hexdigest()[:12]}"
