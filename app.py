@@ -12,9 +12,7 @@ import html
 import json
 import logging
 import os
-import shutil
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -23,6 +21,7 @@ if os.environ.get("SPACES_ZERO_GPU"):  # ZeroGPU wants spaces imported before to
 
 import gradio as gr
 
+import tempfolders
 import ui_text
 from archive import ArchiveError, serverpath
 from archive import ui as archive_ui
@@ -57,9 +56,7 @@ def _downloads(files: dict[str, str]) -> list[str]:
     """Small result files in a fresh folder; folders older than an hour are swept."""
     root = Path(tempfile.gettempdir()) / "borde-downloads"
     root.mkdir(exist_ok=True)
-    for old in root.iterdir():
-        if time.time() - old.stat().st_mtime > DELETE_CACHE[1]:
-            shutil.rmtree(old, ignore_errors=True)
+    tempfolders.sweep(root, "", DELETE_CACHE[1])
     folder = root / uuid.uuid4().hex
     folder.mkdir()
     for name, text in files.items():

@@ -18,7 +18,6 @@ import html
 import logging
 import os
 import shlex
-import shutil
 import tempfile
 import time
 import zipfile
@@ -37,6 +36,7 @@ from archive.pipeline import Report, iter_build, source_names
 from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
 from archive.review import by_doubt, thumbnail
+from tempfolders import sweep
 
 log = logging.getLogger("borde.archive")
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
@@ -79,30 +79,9 @@ class Snapshot:
     error: str | None = None
 
 
-def last_use(folder: Path) -> float:
-    """When a job folder was last written: the folder or anything directly in it."""
-    times = [folder.stat().st_mtime]
-    for child in folder.iterdir():
-        try:
-            times.append(child.stat().st_mtime)
-        except OSError:  # removed meanwhile
-            pass
-    return max(times)
-
-
 def sweep_jobs(root: Path, keep_s: float = JOB_KEEP_S, now: float | None = None) -> int:
     """Remove the job folders under ``root`` unused for ``keep_s``; how many went."""
-    now = time.time() if now is None else now
-    gone = 0
-    for folder in root.glob(f"{JOB_PREFIX}*"):
-        try:
-            stale = folder.is_dir() and now - last_use(folder) > keep_s
-        except OSError:
-            continue
-        if stale:
-            shutil.rmtree(folder, ignore_errors=True)
-            gone += 1
-    return gone
+    return sweep(root, JOB_PREFIX, keep_s, now)
 
 
 def build_gone(review: Review) -> bool:
