@@ -21,11 +21,13 @@ that run every tool once, so a slow spell of a shared machine falls on all of th
 
     python bench/archive_bench.py [--pages 300] [--repeat 2] [--big-gb 2.0] [--skip-big]
     python bench/archive_bench.py --text-layer [--repeat 3] [--workers 1]
+    python bench/archive_bench.py --where [--pages 300]   # one process's CPU, step by step
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import io
 import json
@@ -246,6 +248,68 @@ def text_layer_cost(pages: int, repeat: int, workers: int) -> None:
               "the build's CPU a page")
 
 
+def where_cpu(pages: int) -> None:
+    """Where one process's CPU goes over the bench file: each step of a page, in-process.
+
+    The steps are the pipeline's own functions, timed as they run (``--workers 1``, OpenCV
+    on one thread as in a pool worker); the two JPEG decodes are the floor no step below
+    them can lower (the entropy decode of the whole scan is paid at any DCT scale).
+    """
+    import statistics
+
+    import cv2
+
+    from archive import pipeline, reader
+
+    cv2.setNumThreads(1)
+    spent: collections.Counter = collections.Counter()
+    page_ms: dict[int, float] = {}
+
+    def timed(owner: object, name: str, key: str) -> None:
+        fn = getattr(owner, name)
+
+        def run(*args, **kwargs):
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.process_time() - t
+                if key == "page":
+                    page_ms[args[1]] = (time.process_time() - t) * 1000
+
+        setattr(owner, name, run)
+
+    for owner, name, key in ((reader, "_preview", "preview decode"),
+                             (reader.Page, "full_array", "crop decode"),
+                             (pipeline, "read_page", "read"), (pipeline, "_candidates", "finder"),
+                             (pipeline, "_cut", "cut"), (pipeline, "process_page", "page")):
+        timed(owner, name, key)
+    with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
+        pdf = Path(tmp) / "magazine.pdf"
+        kinds = write_magazine_pdf(pdf, pages, page_pool())
+        settle(pdf)
+        t0 = time.process_time()
+        pipeline.build_dataset([pdf], Path(tmp) / "out.zip", workers=1)
+        total = time.process_time() - t0
+    rows = [("preview decode (1/8, every page)", spent["preview decode"]),
+            ("the rest of reading a page", spent["read"] - spent["preview decode"]),
+            ("figure finder", spent["finder"]),
+            ("crop decode (kept pages)", spent["crop decode"]),
+            ("fit, encode, hash the crops", spent["cut"] - spent["crop decode"]),
+            ("the rest of a page", spent["page"] - spent["read"] - spent["finder"]
+             - spent["cut"]),
+            ("the build outside pages (writer, dedup)", total - spent["page"])]
+    print(f"{pages} pages ({kinds.count('plate')} plates), one process: {total:.2f} s of CPU")
+    for name, seconds in rows:
+        print(f"  {name:<42}{seconds:7.2f} s {seconds / total:6.1%}")
+    for kind in ("text", "plate"):
+        ms = [page_ms[i] for i, k in enumerate(kinds) if k == kind]
+        print(f"  a {kind} page: median {statistics.median(ms):.1f} ms")
+    floor = spent["preview decode"] + spent["crop decode"]
+    print(f"  the decodes alone would run {pages / floor:.1f} pages/s a core; the whole build "
+          f"runs {pages / total:.1f}")
+
+
 def children_cpu_s() -> float:
     """User + system seconds of every finished child process so far."""
     import resource
@@ -285,6 +349,8 @@ def main() -> None:
     parser.add_argument("--text-layer", action="store_true",
                         help="the cost of printed_text on a magazine with an OCR text layer")
     parser.add_argument("--workers", type=int, default=1, help="with --text-layer")
+    parser.add_argument("--where", action="store_true",
+                        help="where one process's CPU goes, step by step (no peers)")
     parser.add_argument("--peer", choices=["seed", "pdf2image"], help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -294,6 +360,9 @@ def main() -> None:
 
     if args.text_layer:
         text_layer_cost(args.pages, args.repeat, args.workers)
+        return
+    if args.where:
+        where_cpu(args.pages)
         return
     with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
         tmp = Path(tmp)
