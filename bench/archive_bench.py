@@ -176,9 +176,12 @@ def interleaved(tools: list[tuple[str, list[str], Path]], repeat: int
 
 
 def items(out: Path, text: str) -> int:
-    """Dataset items a tool wrote: our metadata rows, or the count a peer printed."""
-    if text.startswith("kept "):
-        return int(text.split()[-1])
+    """Dataset items a tool wrote: the count a peer printed, or our metadata rows."""
+    return int(text.split()[-1]) if text.startswith("kept ") else dataset_items(out)
+
+
+def dataset_items(out: Path) -> int:
+    """The items (crops or pages) of one of our zips: its metadata rows."""
     with zipfile.ZipFile(out) as zf:
         return len(zf.read("metadata.jsonl").splitlines())
 
@@ -188,8 +191,7 @@ def run_ours(pdf: Path, out: Path, workers: int, repeat: int = 1, *extra: str
     """Seconds, peak RSS and the number of dataset items (crops or pages)."""
     seconds, peak, _ = best_of(repeat, [sys.executable, "-m", "archive", str(pdf), "-o",
                                         str(out), "--workers", str(workers), *extra], out)
-    with zipfile.ZipFile(out) as zf:
-        return seconds, peak, len(zf.read("metadata.jsonl").splitlines())
+    return seconds, peak, dataset_items(out)
 
 
 def filter_quality(out: Path, kinds: list[str]) -> str:
@@ -273,9 +275,10 @@ def where_cpu(pages: int) -> None:
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent[key] += time.process_time() - t
-                if key == "page":
-                    page_ms[args[1]] = (time.process_time() - t) * 1000
+                seconds = time.process_time() - t
+                spent[key] += seconds
+                if key == "page":  # process_page(doc, index, ...)
+                    page_ms[args[1]] = seconds * 1000
 
         setattr(owner, name, run)
 

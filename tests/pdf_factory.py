@@ -103,14 +103,6 @@ def figure_page(
     return boxes
 
 
-def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def chapbook_lines(shared_data: Path) -> dict[Path, list[tuple[tuple[int, int, int, int], str]]]:
     """Every printed line of the Moreno pages: its box (pixels of the image) and its text."""
     out: dict[Path, list[tuple[tuple[int, int, int, int], str]]] = {}

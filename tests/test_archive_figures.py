@@ -13,7 +13,8 @@ from PIL import Image
 
 import archive
 from archive import reader
-from tests.pdf_factory import figure_page, iou, labelled_pages, scans_pdf, woodcut
+from archive.boxes import iou
+from tests.pdf_factory import figure_page, labelled_pages, scans_pdf, woodcut
 
 
 def read_zip(path: Path) -> tuple[list[dict], list[dict], list[dict], zipfile.ZipFile]:

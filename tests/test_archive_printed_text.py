@@ -20,6 +20,7 @@ import pytest
 import archive
 from archive import captioner, ocr, printed_text, reader
 from archive.apply import apply
+from archive.boxes import iou
 from archive.caption import make_caption
 from archive.errors import ArchiveError
 from ondemand import rss_mb
@@ -27,7 +28,6 @@ from tests.pdf_factory import (
     chapbook_boxes,
     chapbook_lines,
     chapbook_pages,
-    iou,
     scans_pdf,
     text_layer_pdf,
 )
