@@ -170,22 +170,19 @@ def report(label: str, pages: list[Page], names: list[str], eye: list[Page] | No
         print(f"  {name:<22} {s['recall2']:>9.3f} {s['median_iou']:>6.3f} {prec:>14} "
               f"{text:>14}  {len(moved)}" + (f": {', '.join(moved[:4])}" if moved else ""))
     if changes:
-        mean = {k: float(np.mean([c[k] for c in changes])) for k in
-                ("recall2", "median_iou", "precision", "text_clean")}
-        low = {k: min(c[k] for c in changes) for k in mean}
-        print(f"  {'mean of the changes':<22} {mean['recall2']:>9.3f} {mean['median_iou']:>6.3f} "
-              f"{mean['precision']:>14.3f} {mean['text_clean']:>14.3f}")
-        print(f"  {'worst of the changes':<22} {low['recall2']:>9.3f} {low['median_iou']:>6.3f} "
-              f"{low['precision']:>14.3f} {low['text_clean']:>14.3f}")
+        summary(changes)
     if by_eye:
-        mean = {k: float(np.mean([c[k] for c in by_eye])) for k in
-                ("recall2", "median_iou", "precision", "text_clean")}
-        low = {k: min(c[k] for c in by_eye) for k in mean}
         print(f"  with the {len(BY_EYE)} woodcuts the labels leave unboxed (BY_EYE):")
-        print(f"  {'mean of the changes':<22} {mean['recall2']:>9.3f} {mean['median_iou']:>6.3f} "
-              f"{mean['precision']:>14.3f} {mean['text_clean']:>14.3f}")
-        print(f"  {'worst of the changes':<22} {low['recall2']:>9.3f} {low['median_iou']:>6.3f} "
-              f"{low['precision']:>14.3f} {low['text_clean']:>14.3f}")
+        summary(by_eye)
+
+
+def summary(changes: list[dict[str, float]]) -> None:
+    """The mean and the worst of the changes' scores, one row each."""
+    keys = ("recall2", "median_iou", "precision", "text_clean")
+    for label, pick in (("mean of the changes", np.mean), ("worst of the changes", min)):
+        v = {k: float(pick([c[k] for c in changes])) for k in keys}
+        print(f"  {label:<22} {v['recall2']:>9.3f} {v['median_iou']:>6.3f} "
+              f"{v['precision']:>14.3f} {v['text_clean']:>14.3f}")
 
 
 def main() -> None:
