@@ -8,6 +8,9 @@ In one run, on the same file:
   * the seed's loop as written: PyMuPDF ``Matrix(2, 2)`` for every page.
 Then ours again on a >= 2 GB version of the PDF, to show peak RSS stays flat.
 
+``--jpx`` runs the same table on the magazine's scans as JPEG 2000 (archive.org's PDFs),
+whose fast path decodes a coarse wavelet level instead of MuPDF's whole scan.
+
 ``--text-layer`` measures instead what reading each figure's printed title costs: the
 same magazine with an invisible OCR text layer on every page (body text, and each
 plate's legend under it), figure mode with the text layer read (the default) against
@@ -20,6 +23,7 @@ tool gets the same number of runs, the fastest one reported (``--repeat``), in r
 that run every tool once, so a slow spell of a shared machine falls on all of them.
 
     python bench/archive_bench.py [--pages 300] [--repeat 2] [--big-gb 2.0] [--skip-big]
+    python bench/archive_bench.py --jpx [--pages 60] [--repeat 2]
     python bench/archive_bench.py --text-layer [--repeat 3] [--workers 1]
     python bench/archive_bench.py --where [--pages 300]   # one process's CPU, step by step
 """
@@ -45,7 +49,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.magazine import page_pool, pages_for_gb, write_magazine_pdf  # noqa: E402
+from bench.magazine import jpx_pool, page_pool, pages_for_gb, write_magazine_pdf  # noqa: E402
 from bench.rss import tree_rss_mb  # noqa: E402
 
 
@@ -349,6 +353,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs per tool; fastest reported")
     parser.add_argument("--big-gb", type=float, default=2.0)
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--jpx", action="store_true",
+                        help="the scans as JPEG 2000, as archive.org's PDFs (no large file)")
     parser.add_argument("--text-layer", action="store_true",
                         help="the cost of printed_text on a magazine with an OCR text layer")
     parser.add_argument("--workers", type=int, default=1, help="with --text-layer")
@@ -369,12 +375,13 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
         tmp = Path(tmp)
-        pool = page_pool()
+        pool = jpx_pool(page_pool()) if args.jpx else page_pool()
         small = tmp / "magazine.pdf"
         kinds = write_magazine_pdf(small, args.pages, pool)
         settle(small)
         mb = small.stat().st_size / 2**20
-        print(f"bench file: {args.pages} pages of 300-dpi JPEG scans, {mb:.0f} MB, "
+        codec = "JPEG 2000" if args.jpx else "JPEG"
+        print(f"bench file: {args.pages} pages of 300-dpi {codec} scans, {mb:.0f} MB, "
               f"{kinds.count('plate')} engraving plates; {args.repeat} rounds, each running "
               "every tool once, the fastest run of each shown\n")
         rows = interleaved(tools(small, tmp), args.repeat)
@@ -391,7 +398,7 @@ def main() -> None:
               f"{ours / page_s:.2f}x the time of page mode; load average "
               f"{os.getloadavg()[0]:.2f} (a busy machine slows every tool, not equally)")
 
-        if args.skip_big:
+        if args.skip_big or args.jpx:
             return
         big = tmp / "magazine-big.pdf"
         n = pages_for_gb(args.big_gb, pool)

@@ -48,11 +48,26 @@ def jpeg_bytes(path: Path, quality: int = 85) -> bytes:
     return buf.getvalue()
 
 
-def scans_pdf(out: Path, images: list[Path], dpi: int = 150, rotate: int = 0) -> Path:
-    """One page per image, the JPEG embedded as the whole page (DCTDecode)."""
+def jpx_bytes(path: Path, mode: str = "RGB", rate: float = 30.0) -> bytes:
+    """The image as lossy JPEG 2000 (JP2), as archive.org's PDFs carry their scans."""
+    buf = io.BytesIO()
+    Image.open(path).convert(mode).save(buf, "JPEG2000", quality_mode="rates",
+                                        quality_layers=[rate], irreversible=True)
+    return buf.getvalue()
+
+
+def scans_pdf(out: Path, images: list[Path], dpi: int = 150, rotate: int = 0,
+              jpx: bool = False) -> Path:
+    """One page per image, the JPEG (or with ``jpx`` the JPEG 2000) embedded as the whole
+    page (DCTDecode, JPXDecode)."""
     doc = pymupdf.open()
     for path in images:
-        data = path.read_bytes() if path.suffix.lower() in (".jpg", ".jpeg") else jpeg_bytes(path)
+        if jpx:
+            data = jpx_bytes(path)
+        elif path.suffix.lower() in (".jpg", ".jpeg"):
+            data = path.read_bytes()
+        else:
+            data = jpeg_bytes(path)
         w, h = Image.open(io.BytesIO(data)).size
         page = doc.new_page(width=w * 72 / dpi, height=h * 72 / dpi)
         page.insert_image(page.rect, stream=data)

@@ -1,0 +1,98 @@
+"""JPEG 2000 scans (archive.org's PDFs) take the reader's fast path: a coarse wavelet level
+for the preview, and the crop's level for a kept page, never MuPDF's decode of the whole
+scan at every zoom."""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+
+import pytest
+from PIL import Image
+
+import archive
+from archive import reader
+from archive.boxes import iou
+from archive.figures import PREVIEW_SIDE
+from tests.pdf_factory import chapbook_boxes, chapbook_pages, jpx_bytes, scans_pdf
+
+pytest.importorskip("PIL.Jpeg2KImagePlugin")
+
+
+@pytest.fixture(scope="module")
+def woodcut_pages(shared_data):
+    return chapbook_pages(shared_data)[:3]
+
+
+def test_a_jpeg_2000_scan_is_decoded_at_the_coarsest_level_that_serves(woodcut_pages, tmp_path):
+    path = woodcut_pages[0]
+    w, h = Image.open(path).size
+    for turn in (0, 90):
+        doc = reader.open_pdf(scans_pdf(tmp_path / f"jpx{turn}.pdf", [path], rotate=turn,
+                                        jpx=True))
+        page = reader.read_page(doc, 0)
+        assert page.jpx is not None and page.jpeg is None and page.image_only
+        shown = (w, h) if turn == 0 else (h, w)
+        assert (page.width, page.height) == shown
+        # the preview: a level halved as often as it still keeps PREVIEW_SIDE on its long side
+        assert PREVIEW_SIDE <= max(page.preview.size) < 2 * PREVIEW_SIDE
+        assert (page.preview.width > page.preview.height) == (shown[0] > shown[1])
+        assert page.full().size == shown
+        need = (shown[0] // 3, shown[1] // 3)  # a third: the level of a half serves it
+        half = page.full(need)
+        assert half.size == (-(-shown[0] // 2), -(-shown[1] // 2))
+        assert page.full_array(need).shape == (half.height, half.width, 3)
+        doc.close()
+
+
+def test_figure_mode_finds_the_same_woodcuts_in_jpeg_2000_as_in_jpeg(
+        woodcut_pages, shared_data, tmp_path):
+    boxes = chapbook_boxes(shared_data)
+    kept = {}
+    for codec in ("jpeg", "jpx"):
+        pdf = scans_pdf(tmp_path / f"{codec}.pdf", woodcut_pages, jpx=codec == "jpx")
+        archive.build_dataset([pdf], tmp_path / f"{codec}.zip", workers=1)
+        with zipfile.ZipFile(tmp_path / f"{codec}.zip") as zf:
+            rows = list(csv.DictReader(io.StringIO(zf.read("regions.csv").decode())))
+        kept[codec] = {int(r["page"]): tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
+                       for r in rows if r["kept"] == "1"}
+    assert kept["jpx"].keys() == kept["jpeg"].keys() == {1, 2, 3}
+    for n, path in enumerate(woodcut_pages, 1):
+        assert iou(kept["jpx"][n], kept["jpeg"][n]) >= 0.9
+        w, h = Image.open(path).size
+        truth = [(x0 / w, y0 / h, x1 / w, y1 / h) for x0, y0, x1, y1 in boxes[path]]
+        assert max(iou(kept["jpx"][n], t) for t in truth) >= 0.8
+
+
+def test_a_jpeg_2000_scan_pillow_does_not_take_is_rendered_by_mupdf(woodcut_pages, tmp_path):
+    """An alpha channel in the scan (Pillow opens RGBA): MuPDF composes the page."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=578)
+    page.insert_image(page.rect, stream=jpx_bytes(woodcut_pages[0], "RGBA"))
+    doc.save(tmp_path / "alpha.pdf")
+    doc.close()
+    doc = reader.open_pdf(tmp_path / "alpha.pdf")
+    got = reader.read_page(doc, 0)
+    assert got.jpx is None and got.jpeg is None
+    assert max(got.preview.size) >= PREVIEW_SIDE and got.full().width > got.preview.width
+
+
+def test_a_scan_coded_with_fewer_levels_is_decoded_at_its_coarsest(woodcut_pages, tmp_path):
+    """One wavelet level (two resolutions): the preview is the half, not an error."""
+    import pymupdf
+
+    img = Image.open(woodcut_pages[0]).convert("RGB")
+    buf = io.BytesIO()
+    img.save(buf, "JPEG2000", num_resolutions=2, quality_mode="rates", quality_layers=[30],
+             irreversible=True)
+    doc = pymupdf.open()
+    page = doc.new_page(width=img.width * 72 / 150, height=img.height * 72 / 150)
+    page.insert_image(page.rect, stream=buf.getvalue())
+    doc.save(tmp_path / "one-level.pdf")
+    doc.close()
+    got = reader.read_page(reader.open_pdf(tmp_path / "one-level.pdf"), 0)
+    assert got.jpx is not None
+    assert got.preview.size == (-(-img.width // 2), -(-img.height // 2))
