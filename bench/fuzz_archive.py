@@ -33,6 +33,7 @@ def seeds(shared: Path, work: Path) -> list[Path]:
     found = sorted((shared / "pdfs").glob("*.pdf"))
     pages = [p for p, _ in labelled_pages(shared)]
     found.append(scans_pdf(work / "scans.pdf", pages[:: max(1, len(pages) // 4)][:4]))
+    found.append(scans_pdf(work / "scans-jpx.pdf", pages[:: max(1, len(pages) // 2)][:2], jpx=True))
     found.append(text_pdf(work / "text.pdf", pages=2))
     write_magazine_pdf(work / "magazine.pdf", 3)
     found.append(work / "magazine.pdf")
