@@ -96,3 +96,20 @@ def test_a_scan_coded_with_fewer_levels_is_decoded_at_its_coarsest(woodcut_pages
     got = reader.read_page(reader.open_pdf(tmp_path / "one-level.pdf"), 0)
     assert got.jpx is not None
     assert got.preview.size == (-(-img.width // 2), -(-img.height // 2))
+
+
+def test_a_real_jpeg_2000_pdf_gives_the_pixels_mupdf_renders(shared_data):
+    """OCRmyPDF's lichtenstein.pdf (a grey JP2 photo): the fast path's preview, at its own
+    size, is MuPDF's render of the page, pixel for pixel."""
+    import numpy as np
+    import pymupdf
+
+    doc = reader.open_pdf(shared_data / "pdfs" / "lichtenstein.pdf")
+    page = reader.read_page(doc, 0)
+    assert page.jpx is not None
+    zoom = page.preview.width / doc[0].rect.width
+    pix = doc[0].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB,
+                            alpha=False)
+    rendered = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3)
+    assert rendered.shape == np.asarray(page.preview).shape
+    assert np.abs(rendered.astype(int) - np.asarray(page.preview)).mean() < 1.0
