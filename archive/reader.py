@@ -398,9 +398,9 @@ def _turbo(data: bytes, size: tuple[int, int]) -> np.ndarray | None:
 
 
 def _jpx_preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image | None:
-    """A JPEG 2000 scan at the coarsest wavelet level whose longer side is still ``side``;
-    None where Pillow cannot decode it (no OpenJPEG, a 16-bit or CMYK scan), so MuPDF
-    renders the page instead.
+    """A JPEG 2000 scan at the coarsest wavelet level whose longer side is still ``side``,
+    brought to the size a JPEG of it would preview at (``_dct_size``); None where Pillow
+    cannot decode it (no OpenJPEG, a 16-bit or CMYK scan), so MuPDF renders the page.
 
     MuPDF decodes every level of the scan at any zoom: 450 ms a 2550x3300 page against
     35 ms for the eighth of it that the figure finder looks at.
@@ -409,11 +409,25 @@ def _jpx_preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image | None:
         img = _open_image(data)
         if img.mode not in ("L", "RGB"):
             return None
-        return _decode_jpx(data, img, _draft_size(img.width, img.height, side))
+        preview = _decode_jpx(data, img, _draft_size(img.width, img.height, side))
+        size = _dct_size(img.width, img.height, side)
+        if preview.size == size:
+            return preview
+        return preview.resize(size, Image.Resampling.LANCZOS)
     except BadPage:
         raise
     except Exception:  # Pillow without OpenJPEG, a codestream it refuses: MuPDF's turn
         return None
+
+
+def _dct_size(w: int, h: int, side: int) -> tuple[int, int]:
+    """The preview's size had the scan been a JPEG: the smallest scale in eighths whose
+    longer side is still ``side``. A JPEG 2000 level halves, so a 1000 px page gives 500
+    px where a JPEG gives 375; the finder's rules count text heights of 3-6 px, and on
+    the early books decoded at 500 px the crops that were pictures fell from 0.98 to 0.80.
+    """
+    k = next((k for k in range(1, 8) if math.ceil(max(w, h) * k / 8) >= side), 8)
+    return math.ceil(w * k / 8), math.ceil(h * k / 8)
 
 
 def _decode_jpx(data: bytes, img: Image.Image, size: tuple[int, int]) -> Image.Image:

@@ -7,9 +7,10 @@ light, paper, compression or resolution.
 The held-out library scans come from scanners and settings this project never sees. Every
 labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
 library's scan might differ: exposure, white balance, grey, low contrast, a light falloff,
-sensor noise, harsh JPEG, half or double the resolution, a small skew. Then it goes through
-the reader's own preview path (JPEG bytes decoded at the smallest DCT scale, as
-``bench.figure_eval``) and the shipped finder. Scores as ``bench.figure_eval`` with the shipped
+sensor noise, harsh JPEG, JPEG 2000 as archive.org stores its scans, half or double the
+resolution, a small skew. Then it goes through the reader's own preview path (JPEG bytes
+decoded at the smallest DCT scale, as ``bench.figure_eval``; JPEG 2000 at the coarsest
+wavelet level) and the shipped finder. Scores as ``bench.figure_eval`` with the shipped
 PARAMS (no CV: nothing is chosen here), per change, then the mean and the worst over the
 changes (the two controls left out: as published, and re-encoded with no change). "Pages
 that changed" keep another number of crops than as published. A method that generalises
@@ -29,6 +30,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from archive import figures as F
+from archive import reader
 from bench.figure_eval import (
     BY_EYE,
     DATA,
@@ -91,7 +93,9 @@ def _skew_box(deg: float) -> Callable[[Box, int, int], Box]:
     return go
 
 
-# name -> (pixel change, JPEG quality of the scan, box change or None)
+JP2 = "jp2"  # as a quality: the scan saved as JPEG 2000 at 1/JP2_RATE of its raw size
+JP2_RATE = 20  # 1.2 bits a pixel
+# name -> (pixel change, JPEG quality of the scan or JP2, box change or None)
 CHANGES: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None]] = {
     "as published": (None, 0, None),
     "re-encoded, JPEG 90": (lambda a: a, 90, None),  # a control, as the first: no change
@@ -104,6 +108,7 @@ CHANGES: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | No
     "light falloff": (_falloff, 90, None),
     "sensor noise": (noise(8), 90, None),
     "JPEG quality 35": (lambda a: a, 35, None),
+    "JPEG 2000 (archive.org)": (lambda a: a, JP2, None),
     "half resolution": (_scale(0.5), 90, None),
     "double resolution": (_scale(2.0), 90, None),
     "skew 1.5 deg": (_skew(1.5), 90, _skew_box(1.5)),
@@ -121,8 +126,22 @@ def rescan(data: bytes, name: str) -> bytes:
     with Image.open(io.BytesIO(data)) as im:
         a = np.asarray(im.convert("RGB"))
     out = io.BytesIO()
-    Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
+    if quality == JP2:
+        Image.fromarray(change(a)).save(out, "JPEG2000", quality_mode="rates",
+                                        quality_layers=[JP2_RATE], irreversible=True)
+    else:
+        Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
     return out.getvalue()
+
+
+def scan_preview(data: bytes) -> Image.Image:
+    """What the reader shows the finder for a scan's bytes, JPEG or JPEG 2000."""
+    if data[:2] == b"\xff\xd8":
+        return jpeg_preview(data)
+    preview = reader._jpx_preview(data, F.PREVIEW_SIDE)
+    if preview is None:
+        raise ValueError("Pillow cannot decode this JPEG 2000 scan")
+    return preview
 
 
 def truth_as(page: Page, name: str) -> list[Box]:
@@ -138,7 +157,7 @@ def truth_as(page: Page, name: str) -> list[Box]:
 def changed(page: Page, name: str) -> tuple[list[Box], list[Box]]:
     """(truth, kept boxes) for one page made the ``name`` way."""
     data = (DATA / page.name).read_bytes()
-    kept = [r.box for r in F.figures(jpeg_preview(rescan(data, name)))]
+    kept = [r.box for r in F.figures(scan_preview(rescan(data, name)))]
     return truth_as(page, name), kept
 
 

@@ -81,7 +81,7 @@ def test_a_jpeg_2000_scan_pillow_does_not_take_is_rendered_by_mupdf(woodcut_page
 
 
 def test_a_scan_coded_with_fewer_levels_is_decoded_at_its_coarsest(woodcut_pages, tmp_path):
-    """One wavelet level (two resolutions): the preview is the half, not an error."""
+    """One wavelet level (two resolutions): a preview (from the half), not an error."""
     import pymupdf
 
     img = Image.open(woodcut_pages[0]).convert("RGB")
@@ -95,21 +95,35 @@ def test_a_scan_coded_with_fewer_levels_is_decoded_at_its_coarsest(woodcut_pages
     doc.close()
     got = reader.read_page(reader.open_pdf(tmp_path / "one-level.pdf"), 0)
     assert got.jpx is not None
-    assert got.preview.size == (-(-img.width // 2), -(-img.height // 2))
+    jpeg_pdf = scans_pdf(tmp_path / "jpeg.pdf", [woodcut_pages[0]])
+    jpeg = reader.read_page(reader.open_pdf(jpeg_pdf), 0)
+    assert got.preview.size == jpeg.preview.size
 
 
 def test_a_real_jpeg_2000_pdf_gives_the_pixels_mupdf_renders(shared_data):
-    """OCRmyPDF's lichtenstein.pdf (a grey JP2 photo): the fast path's preview, at its own
-    size, is MuPDF's render of the page, pixel for pixel."""
+    """OCRmyPDF's lichtenstein.pdf (a grey 512 px JP2 photo): the fast path's scan is
+    MuPDF's render of the page at the scan's own size, pixel for pixel, and its preview
+    has the size a JPEG of it would preview at (6/8: 384 px)."""
     import numpy as np
     import pymupdf
 
     doc = reader.open_pdf(shared_data / "pdfs" / "lichtenstein.pdf")
     page = reader.read_page(doc, 0)
-    assert page.jpx is not None
-    zoom = page.preview.width / doc[0].rect.width
+    assert page.jpx is not None and page.preview.size == (384, 384)
+    full = np.asarray(page.full())
+    zoom = full.shape[1] / doc[0].rect.width
     pix = doc[0].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB,
                             alpha=False)
     rendered = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3)
-    assert rendered.shape == np.asarray(page.preview).shape
-    assert np.abs(rendered.astype(int) - np.asarray(page.preview)).mean() < 1.0
+    assert rendered.shape == full.shape
+    assert np.abs(rendered.astype(int) - full).mean() < 1.0
+
+
+def test_the_preview_of_a_jpeg_2000_scan_has_the_size_of_the_jpeg_ones(shared_data, tmp_path):
+    """A 1000 px early page: its JPEG previews at 3/8 (375 px), its half level is 500 px. The
+    finder counts text heights of 3-6 px, so it is shown the JPEG's size (`_dct_size`)."""
+    path = shared_data / "figures" / "early" / "images" / "bpt6k15260973_f9.jpg"
+    jpeg = reader.read_page(reader.open_pdf(scans_pdf(tmp_path / "a.pdf", [path])), 0)
+    jpx = reader.read_page(reader.open_pdf(scans_pdf(tmp_path / "b.pdf", [path], jpx=True)), 0)
+    assert jpx.jpx is not None and max(jpeg.preview.size) == 375
+    assert jpx.preview.size == jpeg.preview.size
