@@ -110,14 +110,11 @@ class Page:
         """
         if self.jpx is not None:
             img = _open_image(self.jpx)
-            tw, th = (img.width, img.height) if not need else (
-                need[::-1] if self.rotation in (90, 270) else need)
-            return _rotate(_decode_jpx(self.jpx, img, (tw, th)), self.rotation)
+            return _rotate(_decode_jpx(self.jpx, img, self._stored(need, img)), self.rotation)
         if self.jpeg is not None:
             img = _open_image(self.jpeg)
             if need:
-                tw, th = need[::-1] if self.rotation in (90, 270) else need
-                img = _decode_scaled(self.jpeg, img, (min(tw, img.width), min(th, img.height)))
+                img = _decode_scaled(self.jpeg, img, self._stored(need, img))
             img.load()
             return _rotate(img, self.rotation)
         page = self.doc[self.index]
@@ -133,13 +130,19 @@ class Page:
         if self.jpeg is not None and simplejpeg is not None:
             img = _open_image(self.jpeg)
             if img.mode in ("RGB", "L"):
-                tw, th = (img.width, img.height) if not need else (
-                    need[::-1] if self.rotation in (90, 270) else need)
-                arr = _turbo(self.jpeg, (min(tw, img.width), min(th, img.height)))
+                arr = _turbo(self.jpeg, self._stored(need, img))
                 if arr is not None:
                     turns = (self.rotation % 360) // 90
                     return np.ascontiguousarray(np.rot90(arr, -turns)) if turns else arr
         return np.asarray(self.full(need).convert("RGB"))
+
+    def _stored(self, need: tuple[int, int] | None, scan: Image.Image) -> tuple[int, int]:
+        """``need`` (as displayed) turned to the stored scan's orientation and never above
+        its size; the whole scan without a need."""
+        if not need:
+            return scan.width, scan.height
+        tw, th = need[::-1] if self.rotation in (90, 270) else need
+        return min(tw, scan.width), min(th, scan.height)
 
 
 def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
@@ -193,9 +196,8 @@ def read_page(
             preview = _rotate(preview or _preview(data, preview_side), rot)
             if rot in (90, 270):
                 w, h = h, w
-            if jpx:
-                return Page(doc, index, preview, w, h, None, rot, scale, alone, jpx=data)
-            return Page(doc, index, preview, w, h, data, rot, scale, alone)
+            return Page(doc, index, preview, w, h, None if jpx else data, rot, scale, alone,
+                        jpx=data if jpx else None)
         rect = page.rect
         if rect.width <= 0 or rect.height <= 0:
             raise BadPage("page has an empty MediaBox")

@@ -43,6 +43,7 @@ from bench.figure_eval import (
     with_by_eye,
 )
 from bench.image_changes import Change, gamma, noise, tint
+from bench.magazine import jpx_bytes
 
 
 def _grey(a: np.ndarray) -> np.ndarray:
@@ -127,10 +128,8 @@ def rescan(data: bytes, name: str) -> bytes:
         a = np.asarray(im.convert("RGB"))
     out = io.BytesIO()
     if quality == JP2:
-        Image.fromarray(change(a)).save(out, "JPEG2000", quality_mode="rates",
-                                        quality_layers=[JP2_RATE], irreversible=True)
-    else:
-        Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
+        return jpx_bytes(Image.fromarray(change(a)), JP2_RATE)
+    Image.fromarray(change(a)).save(out, "JPEG", quality=quality)
     return out.getvalue()
 
 

@@ -129,9 +129,16 @@ def jpx_pool(pool: list[tuple[str, bytes]], rate: float = 40.0) -> list[tuple[st
 
 
 def _to_jpx(data: bytes, rate: float) -> bytes:
+    return jpx_bytes(Image.open(io.BytesIO(data)), rate)
+
+
+def jpx_bytes(img: Image.Image, rate: float = 30.0, mode: str = "RGB",
+              resolutions: int = 0) -> bytes:
+    """``img`` as lossy JPEG 2000 (JP2) ``rate`` times smaller than its raw pixels, with
+    ``resolutions`` - 1 wavelet levels (0: OpenJPEG's default, five)."""
     buf = io.BytesIO()
-    Image.open(io.BytesIO(data)).convert("RGB").save(
-        buf, "JPEG2000", quality_mode="rates", quality_layers=[rate], irreversible=True)
+    img.convert(mode).save(buf, "JPEG2000", quality_mode="rates", quality_layers=[rate],
+                           irreversible=True, num_resolutions=resolutions)
     return buf.getvalue()
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pymupdf
 from PIL import Image
 
+from bench.magazine import jpx_bytes
+
 
 def labelled_pages(shared_data: Path) -> list[tuple[Path, str]]:
     with open(shared_data / "pages" / "labels.csv", newline="") as fh:
@@ -48,22 +50,14 @@ def jpeg_bytes(path: Path, quality: int = 85) -> bytes:
     return buf.getvalue()
 
 
-def jpx_bytes(path: Path, mode: str = "RGB", rate: float = 30.0) -> bytes:
-    """The image as lossy JPEG 2000 (JP2), as archive.org's PDFs carry their scans."""
-    buf = io.BytesIO()
-    Image.open(path).convert(mode).save(buf, "JPEG2000", quality_mode="rates",
-                                        quality_layers=[rate], irreversible=True)
-    return buf.getvalue()
-
-
 def scans_pdf(out: Path, images: list[Path], dpi: int = 150, rotate: int = 0,
               jpx: bool = False) -> Path:
     """One page per image, the JPEG (or with ``jpx`` the JPEG 2000) embedded as the whole
     page (DCTDecode, JPXDecode)."""
     doc = pymupdf.open()
     for path in images:
-        if jpx:
-            data = jpx_bytes(path)
+        if jpx:  # lossy JPEG 2000, as archive.org's PDFs carry their scans
+            data = jpx_bytes(Image.open(path))
         elif path.suffix.lower() in (".jpg", ".jpeg"):
             data = path.read_bytes()
         else:

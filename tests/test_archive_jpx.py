@@ -15,7 +15,8 @@ import archive
 from archive import reader
 from archive.boxes import iou
 from archive.figures import PREVIEW_SIDE
-from tests.pdf_factory import chapbook_boxes, chapbook_pages, jpx_bytes, scans_pdf
+from bench.magazine import jpx_bytes
+from tests.pdf_factory import chapbook_boxes, chapbook_pages, scans_pdf
 
 pytest.importorskip("PIL.Jpeg2KImagePlugin")
 
@@ -71,7 +72,7 @@ def test_a_jpeg_2000_scan_pillow_does_not_take_is_rendered_by_mupdf(woodcut_page
 
     doc = pymupdf.open()
     page = doc.new_page(width=400, height=578)
-    page.insert_image(page.rect, stream=jpx_bytes(woodcut_pages[0], "RGBA"))
+    page.insert_image(page.rect, stream=jpx_bytes(Image.open(woodcut_pages[0]), mode="RGBA"))
     doc.save(tmp_path / "alpha.pdf")
     doc.close()
     doc = reader.open_pdf(tmp_path / "alpha.pdf")
@@ -84,13 +85,10 @@ def test_a_scan_coded_with_fewer_levels_is_decoded_at_its_coarsest(woodcut_pages
     """One wavelet level (two resolutions): a preview (from the half), not an error."""
     import pymupdf
 
-    img = Image.open(woodcut_pages[0]).convert("RGB")
-    buf = io.BytesIO()
-    img.save(buf, "JPEG2000", num_resolutions=2, quality_mode="rates", quality_layers=[30],
-             irreversible=True)
+    img = Image.open(woodcut_pages[0])
     doc = pymupdf.open()
     page = doc.new_page(width=img.width * 72 / 150, height=img.height * 72 / 150)
-    page.insert_image(page.rect, stream=buf.getvalue())
+    page.insert_image(page.rect, stream=jpx_bytes(img, resolutions=2))
     doc.save(tmp_path / "one-level.pdf")
     doc.close()
     got = reader.read_page(reader.open_pdf(tmp_path / "one-level.pdf"), 0)
