@@ -56,6 +56,7 @@ REASONS = {
     "ornament": "ornament",
     "initial": "initial",
     "stamp": "library stamp",
+    "chart": "colour chart",
     "outside_page": "outside the page",
 }
 # Codes set after the finder, with their words beside the finder's for one lookup.
@@ -64,7 +65,7 @@ OUTCOME_REASONS = {
     "kept_by_curator": "kept by the curator",
     "dropped_by_curator": "dropped by the curator",
 }
-NEVER_KEPT = frozenset({"outside_page", "stamp"})  # whatever threshold a curator sets
+NEVER_KEPT = frozenset({"outside_page", "stamp", "chart"})  # whatever threshold a curator sets
 DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too_small"
 PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
 # Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
@@ -88,6 +89,9 @@ FRAME_SYM = (0.4, 0.5)
 # share of a box's ink on lines of title letters that makes it lettering: pictures
 # measured 0.14 at most (all shared sources, and the early pages scanned 13 other ways)
 TITLE_INK = 0.4
+# a colour or grey chart: this many solid blocks of one size in a row, holding this share
+# of its box's ink (the library-scan composites' charts: 5-9 blocks, 0.45-0.55 of the ink)
+CHART_PATCHES, CHART_INK = 4, 0.3
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -351,7 +355,14 @@ def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
 
 
 def _text_height(stats: np.ndarray, shape: tuple[int, int]) -> float:
-    """Median height of glyph-sized shapes; a page without text gets 1/100 of its height."""
+    """Median height of glyph-sized shapes, read between whole pixels; a page without text
+    gets 1/100 of its height.
+
+    At preview scale a glyph is 3-6 px tall, and which whole pixel its edges fall on
+    moves with the scan's size: a plain median jumped a quarter between two scans of one
+    page, and every rule counts in it. Each height stands for the pixel around it (4 px:
+    3.5-4.5), and the median is read inside the middle one (the grouped median).
+    """
     h, w = shape
     fallback = max(2.0, h / 100)
     if len(stats) == 0:
@@ -360,7 +371,12 @@ def _text_height(stats: np.ndarray, shape: tuple[int, int]) -> float:
     ok = (hs >= 2) & (hs <= h / 15) & (stats[:, 2] <= w / 5)
     if ok.sum() < 20:
         return fallback
-    return float(max(2.0, np.median(hs[ok])))
+    v = hs[ok]
+    m = float(np.median(v))
+    if m != int(m):
+        return max(2.0, m)
+    below, at = int((v < m).sum()), int((v == m).sum())
+    return float(max(2.0, m - 0.5 + (len(v) / 2 - below) / max(1, at)))
 
 
 def _boxes(ink: _Ink) -> list[Box]:
@@ -1018,6 +1034,34 @@ def _ornament(box: Box, ink: _Ink) -> bool:
     return lr > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
 
 
+def _chart(box: Box, ink: _Ink) -> bool:
+    """A colour or grey chart photographed with the page: a row (or a column) of
+    ``CHART_PATCHES`` solid blocks or more, of one size, holding a good part of the box's
+    ink (``CHART_INK``).
+
+    The page extent leaves a chart out when it finds the page; this is for when it cannot
+    (a white page on a pale card). A print has no run of flat blocks: a woodcut's black
+    ground is one shape with lines cut in it, and a facade's windows are a small part
+    of its ink.
+    """
+    x0, y0, x1, y1 = box
+    x, y, w, h, a = (ink.stats[1:, i].astype(np.int64) for i in range(5))
+    inside = (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
+    solid = inside & (np.minimum(w, h) >= max(3.0, 0.5 * ink.th)) & (a >= 0.85 * w * h)
+    if solid.sum() < CHART_PATCHES:
+        return False
+    x, y, w, h, a = x[solid], y[solid], w[solid], h[solid], a[solid]
+    ink_px = int(ink.strong[y0:y1, x0:x1].sum())
+    for lead, side, other in ((y, h, w), (x, w, h)):  # a row, then a column
+        for i in range(len(lead)):
+            like = ((np.abs(lead - lead[i]) <= max(2.0, 0.2 * side[i]))
+                    & (np.abs(side - side[i]) <= 0.25 * side[i])
+                    & (np.abs(other - other[i]) <= 0.5 * other[i]))
+            if like.sum() >= CHART_PATCHES and a[like].sum() >= CHART_INK * ink_px:
+                return True
+    return False
+
+
 def _photo(box: Box, ink: _Ink) -> bool:
     """Continuous tone: most of the non-paper pixels are mid-greys rather than inked lines."""
     x0, y0, x1, y1 = box
@@ -1084,6 +1128,8 @@ def _shape_verdict(box: Box, ink: _Ink) -> tuple[float, str, str]:
     """
     if _at_edge(box, ink):
         return 0.1, "engraving", "page_edge"
+    if _chart(box, ink):
+        return 0.05, "other", "chart"
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
         return 0.25 * big, "engraving", "text_block"

@@ -60,6 +60,7 @@ REASON_KEYS = {
     "lettering": "archive_reason_lettering", "ornament": "archive_reason_ornament",
     "initial": "archive_reason_initial", "faint": "archive_reason_faint",
     "stamp": "archive_reason_stamp", "outside_page": "archive_reason_outside_page",
+    "chart": "archive_reason_chart",
     "below_threshold": "archive_reason_score",
     CURATOR_REASONS["keep"]: "archive_reason_curator_kept",
     CURATOR_REASONS["drop"]: "archive_reason_curator_dropped",

@@ -76,6 +76,32 @@ def test_two_woodcuts_side_by_side_give_two_exact_boxes(shared_data: Path, mode:
         assert E.iou(truth, region.box) >= 0.8
 
 
+def test_three_woodcuts_side_by_side_on_a_chapbook_give_three_crops(shared_data: Path
+                                                                       ) -> None:
+    """Moreno 285 f1: the second and third woodcuts touch at a hair of paper; a text
+    height rounded to whole pixels (4 px at the preview) merged them into one crop."""
+    E.DATA = shared_data
+    page = next(p for p in E.moreno_pages() if p.name.endswith("Moreno_285_1.jpg"))
+    kept = [r.box for r in F.figures(E.load_preview(shared_data / page.name))]
+    assert len(kept) == len(page.truth) == 3
+    assert len(E.match(page.truth, kept)) == 3
+
+
+def test_the_text_height_lies_between_whole_pixels() -> None:
+    """Glyphs of a preview are 4 or 5 px tall by where their edges fall: the page's text
+    height moves with the share of each, not in whole-pixel steps (a 4-6 px height is
+    a quarter apart between two scans of one page, and every rule counts in it)."""
+    def stats(fours: int, fives: int) -> np.ndarray:
+        hs = [4] * fours + [5] * fives
+        return np.array([[10 * i, 10, 3, h, 3 * h] for i, h in enumerate(hs)])
+
+    shape = (400, 300)
+    heights = [F._text_height(stats(n, 100 - n), shape) for n in (90, 70, 50, 30, 10)]
+    assert all(4.0 <= h <= 5.0 for h in heights)
+    assert all(a < b for a, b in zip(heights, heights[1:], strict=False))  # one each
+    assert F._text_height(stats(100, 0), shape) == pytest.approx(4.0)
+
+
 @pytest.mark.parametrize("image", [
     Image.new("RGB", (300, 400), "white"),
     Image.new("RGB", (300, 400), "black"),

@@ -120,6 +120,23 @@ def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, b
     assert len(matched) == len(scan.boxes) == len(kept)
 
 
+def test_a_chart_under_a_white_page_on_a_pale_card_is_no_crop(shared_data):
+    """A white text page on a pale grey card: no tone tells the page from the card, so
+    the extent is the whole scan and the chart under the page is judged with the page.
+    Its row of solid patches makes it a chart, never kept; the page has no crop."""
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    scan = scans.scan("white", "text", seed=223)
+    found = F.find(scan.preview())
+    assert found.page[3] > scan.page[3] + 0.05  # the extent took in the card
+    charts = [r for r in found.regions if r.reason == "chart"]
+    assert charts and all(not r.kept and r.kind == "other" for r in charts)
+    assert any(E.overlap(scan.others["chart"], r.box) > 0.5 for r in charts)
+    assert [r for r in found.regions if r.kept] == []
+    assert F.reason_words("chart") == "colour chart"
+
+
 def the_stamp(shared_data, name: str):
     """The early page, its candidates, and its one stamp, which is a candidate not kept."""
     page, preview = early(shared_data, name)
@@ -333,6 +350,12 @@ def test_reasons_are_codes_with_words(shared_data):
         assert r.kind in F.KINDS
     assert F.reason_words("outside_page") == "outside the page"
     assert F.reason_words("something new") == "something new"
+    from archive.ui import REASON_KEYS
+    from ui_text import LANGS, strings
+
+    assert set(F.REASONS) <= set(REASON_KEYS)  # every code has the curator's words
+    words = strings()
+    assert all(REASON_KEYS[c] in words[lang] for c in F.REASONS for lang in LANGS)
 
 
 def test_resample_is_close_to_lanczos(shared_data):
