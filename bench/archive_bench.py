@@ -36,6 +36,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -373,6 +374,9 @@ def main() -> None:
     if args.where:
         where_cpu(args.pages)
         return
+    if shutil.which("pdftoppm") is None:  # the peer's own renderer, not a Python package
+        raise SystemExit("pdf2image, the peer, needs poppler's pdftoppm: "
+                         "apt-get install poppler-utils")
     with tempfile.TemporaryDirectory(prefix="archive-bench-") as tmp:
         tmp = Path(tmp)
         pool = jpx_pool(page_pool()) if args.jpx else page_pool()
