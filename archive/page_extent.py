@@ -16,7 +16,11 @@ How, on the reader's small preview:
    page over its whole height (it curves away from the light): a side strip of columns
    whose bright rows are still darker than the page's middle is cut off. Strips on both
    sides that fade in rather than step up to the page are a lamp's falloff, and stay.
-4. When no background can be told from the paper (a page cropped to its edges, a white
+4. A white page on a pale card (a grey-white one, lit unevenly) has a tone the card
+   shares, so its paper mask runs out over the card: then the page is the patch of its
+   brightest tone, if the card shows all round it and its edge steps up from the card on
+   every side (a lamp's falloff is a slope, a panel of a slide reaches the image's edge).
+   When no background can be told from the paper (a page cropped to its edges, a white
    page on white), the extent is the whole image.
 5. What lies on the background (a chart, a label, the facing page) is listed too, so a
    curator can see what was left out: patches outside the page unlike the background.
@@ -51,6 +55,9 @@ LAMP_STEP = 0.1
 # side) darker than this share of the paper on both sides of the cut is one.
 PICTURE_DARK, PICTURE_ROWS = 0.75, 0.05
 ACROSS = 0.03  # of the side, either way of a cut: where the two rules above look
+# A white page on a pale card: the page is within BRIGHT levels of its brightest tone,
+# and its edge steps up from the card by EDGE_STEP of that tone within 5 px at 160 px
+BRIGHT, EDGE_STEP = 6, 0.04
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,8 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
-    for level in _paper_levels(lab[..., 0]):
+    levels = _paper_levels(lab[..., 0])
+    for level in levels:
         mask = _near(lab, level)
         n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
         if n < 2:
@@ -180,13 +188,58 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
         x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
         if _on_rim(mask):
             if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
-                return None
+                return _brighter_page(lab, levels[-1])
             continue
         if best is None or bw * bh > best[0]:
             best = (bw * bh, (x, y, x + bw, y + bh))
     if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
         return None
     return best[1]
+
+
+def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | None:
+    """A white page on a pale card: the patch of the brightest paper tone ``level``, when the card
+    shows all round it and its edge steps up from the card on every side; else None
+    (the page fills the image).
+
+    The card is near the page's tone (a grey-white, lit unevenly), so the paper mask of
+    ``_near`` runs out over it; only the page is as bright as its brightest tone, and a
+    page's edge is a step where a lamp's falloff is a slope (``EDGE_STEP``).
+    """
+    h, w = lab.shape[:2]
+    light = lab[..., 0]
+    if _median(_rim(lab)[:, 0]) >= level - BRIGHT:  # the rim is as bright: no card shows
+        return None
+    mask = (_near(lab, level) & (light >= level - BRIGHT)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
+    if n < 2 or _on_rim(mask):
+        return None
+    x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+    inset = x >= 0.02 * w and y >= 0.02 * h and x + bw <= 0.98 * w and y + bh <= 0.98 * h
+    if not inset or bw * bh < 0.3 * w * h or a < 0.6 * bw * bh:
+        return None  # the card shows all round a page on it: else a panel, a margin line
+    box = (x, y, x + bw, y + bh)
+    return box if _steps_all_round(light, box, level) else None
+
+
+def _steps_all_round(light: np.ndarray, box: tuple[int, int, int, int], level: int) -> bool:
+    """Whether lightness steps up by EDGE_STEP of ``level`` from 2 px outside each side of
+    ``box`` to 2 px inside it (median along the side), on every side that is not the
+    image's own edge."""
+    h, w = light.shape
+    x0, y0, x1, y1 = box
+    f = light.astype(np.float32)
+    sides = []
+    if x0 >= 3:
+        sides.append(np.median(f[y0:y1, x0 + 2] - f[y0:y1, x0 - 3]))
+    if x1 <= w - 3:
+        sides.append(np.median(f[y0:y1, x1 - 3] - f[y0:y1, x1 + 2]))
+    if y0 >= 3:
+        sides.append(np.median(f[y0 + 2, x0:x1] - f[y0 - 3, x0:x1]))
+    if y1 <= h - 3:
+        sides.append(np.median(f[y1 - 3, x0:x1] - f[y1 + 2, x0:x1]))
+    return bool(sides) and min(sides) >= EDGE_STEP * level
 
 
 def _rim(lab: np.ndarray) -> np.ndarray:

@@ -120,16 +120,33 @@ def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, b
     assert len(matched) == len(scan.boxes) == len(kept)
 
 
-def test_a_chart_under_a_white_page_on_a_pale_card_is_no_crop(shared_data):
-    """A white text page on a pale grey card: no tone tells the page from the card, so
-    the extent is the whole scan and the chart under the page is judged with the page.
-    Its row of solid patches makes it a chart, never kept; the page has no crop."""
+def test_a_white_page_on_a_pale_card_is_found_by_its_edge(shared_data):
+    """A white text page on a grey-white card lit unevenly: the paper's tone runs out over
+    the card, so before, the extent was the whole scan and the chart was judged with the
+    page. The page's brightest tone steps up from the card all round: that is the page."""
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    for seed in (220, 223):
+        scan = scans.scan("white", "text", seed=seed)
+        found = F.find(scan.preview())
+        assert E.iou(found.page, scan.page) >= 0.95, (seed, found.page, scan.page)
+        assert any(r.reason == "outside_page" and E.overlap(scan.others["chart"], r.box) > 0.5
+                   for r in found.regions)
+        assert [r for r in found.regions if r.kept] == []
+
+
+def test_a_chart_the_page_extent_missed_is_no_crop(shared_data, monkeypatch):
+    """When no extent can be found (a card no edge tells from the page), the chart is
+    judged with the page: its row of solid patches makes it a chart, never kept."""
+    from archive.page_extent import WHOLE, Extent
     from bench import composites, scans
 
     E.DATA = composites.DATA = scans.DATA = shared_data
     scan = scans.scan("white", "text", seed=223)
+    monkeypatch.setattr(F, "find_extent", lambda _pixels: Extent(WHOLE))
     found = F.find(scan.preview())
-    assert found.page[3] > scan.page[3] + 0.05  # the extent took in the card
+    assert found.page == WHOLE
     charts = [r for r in found.regions if r.reason == "chart"]
     assert charts and all(not r.kept and r.kind == "other" for r in charts)
     assert any(E.overlap(scan.others["chart"], r.box) > 0.5 for r in charts)
