@@ -80,7 +80,7 @@ PARAMS = {
     "seed_h": 5.0,  # a picture seed is at least this many text heights tall...
     "seed_w": 3.0,  # ...and this wide
     "big": 0.5,  # share of a region's ink in shapes taller than 2.5 text heights
-    "pad": 0.02,  # box margin, a fraction of the box side
+    "pad": 0.015,  # box margin, a fraction of the box side
     "small_h": 16.0,  # shorter than this, an initial or a symmetric shape is an ornament
 }
 # Least left-right and up-down mirror correlation of a frame or a cartouche, of its box

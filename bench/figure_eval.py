@@ -455,7 +455,7 @@ def report_composites(per_cell: int, sheets: dict[str, list] | None) -> None:
         f"{k} {comp[k]['recall2']:.2f}/{comp[k]['median_iou']:.2f}/{comp[k]['precision']:.2f}"
         for k in ("inline", "beside", "pair", "triple", "caption", "plate")
     ) + "  (recall>=2% / median IoU / precision)")
-    print(f"  median IoU without the {F.PARAMS['pad']:.0%} pad (exact boxes hug the ink): "
+    print(f"  median IoU without the {F.PARAMS['pad']:.1%} pad (exact boxes hug the ink): "
           f"{comp['unpadded']['median_iou']:.3f}")
     caps = comp["captions"]
     print(f"  caption lines taken into a kept crop: {caps['in_crop']} of {caps['lines']}")
