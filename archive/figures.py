@@ -92,6 +92,9 @@ TITLE_INK = 0.4
 # a colour or grey chart: this many solid blocks of one size in a row, holding this share
 # of its box's ink (the library-scan composites' charts: 5-9 blocks, 0.45-0.55 of the ink)
 CHART_PATCHES, CHART_INK = 4, 0.3
+# an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
+# text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
+VIGNETTE_H, FRAMED = 20.0, 0.6
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -927,27 +930,45 @@ def _inset(box: Box, share: float) -> Box:
 
 
 def _small_ornament(box: Box, ink: _Ink) -> str:
-    """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights.
+    """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights
+    (an unframed vignette: under ``VIGNETTE_H``).
 
     That small (under about ten lines of text), a shape is an initial when it is a square
     block (a woodcut or painted initial fills its square to every side; a figure's outline
     does not) or a solid one (half of it strong ink: a painted ground), with lines of text
     running on at its right for at least its width; and it is a fleuron, a tailpiece or a
     printer's device when it stands alone on its lines, is mirror-symmetric and no taller
-    than wide (a standing figure is taller than wide).
+    than wide (a standing figure is taller than wide). A tailpiece or a device has no
+    frame, and stands a little taller: up to ``VIGNETTE_H`` text heights; a framed
+    woodcut of that size, symmetric as it may be (a devotional image), is a picture.
     """
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
-    if bh >= PARAMS["small_h"] * ink.th:
+    small = bh < PARAMS["small_h"] * ink.th
+    if not small and (bh >= VIGNETTE_H * ink.th or _framed(box, ink)):
         return ""
     # a painted initial's pale ground can glue on the words set beside it: its own block
     # is an initial even when narrow (a tall painted letter); a standing figure has no
     # lines of text inside its box
-    core = _core(box, ink)
-    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
-        return "initial"
+    if small:
+        core = _core(box, ink)
+        if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
+            return "initial"
     wide = bw >= 0.85 * bh
     return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
+
+
+def _framed(box: Box, ink: _Ink) -> bool:
+    """Whether a frame runs round the box, or the picture fills it (a photograph): its
+    thin outer band (4% of a side, 2 px at least) inked along FRAMED of each side, weak
+    ink counted. A vignette's outline touches its box here and there (a basket's rim, a
+    device's cartouche: 0.46 of its least side at the most)."""
+    x0, y0, x1, y1 = box
+    m = ink.weak[y0:y1, x0:x1]
+    bx, by = max(2, int(0.04 * (x1 - x0))), max(2, int(0.04 * (y1 - y0)))
+    sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
+             m[:, -bx:].any(axis=1))
+    return min(float(side.mean()) for side in sides) >= FRAMED
 
 
 def _initial(box: Box, ink: _Ink, narrow: float = 0.7) -> bool:

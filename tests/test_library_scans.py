@@ -154,6 +154,31 @@ def test_a_chart_the_page_extent_missed_is_no_crop(shared_data, monkeypatch):
     assert F.reason_words("chart") == "colour chart"
 
 
+@pytest.mark.parametrize("side", [340, 470, 600])
+def test_a_tailpiece_is_an_ornament_at_any_preview_size(shared_data, side):
+    """The basket of fruit under the last lines of bpt6k6258473t f37: an unframed,
+    symmetric vignette standing alone, 16-20 text heights tall by the preview's size.
+    The labels box it as an ornament; it was a crop at 8 of 9 sizes."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k6258473t_f37.jpg")
+    found = F.candidates(at_side(page, side))
+    assert not [r for r in found if r.kept]
+    assert any(r.reason == "ornament" and E.iou(r.box, page.ornaments[0]) >= 0.5
+               for r in found)
+
+
+def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
+    """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
+    vignette and as small, but its frame makes it a picture."""
+    from bench import composites
+
+    E.DATA = composites.DATA = shared_data
+    page = next(c for c in composites.build(per_cell=9) if c.name.startswith("inline-grey-2-"))
+    kept = [r.box for r in F.figures(page.preview())]
+    assert len(E.match(page.boxes, kept)) == len(page.boxes) == len(kept) == 1
+
+
 def the_stamp(shared_data, name: str):
     """The early page, its candidates, and its one stamp, which is a candidate not kept."""
     page, preview = early(shared_data, name)
