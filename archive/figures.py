@@ -963,12 +963,7 @@ def _framed(box: Box, ink: _Ink) -> bool:
     thin outer band (4% of a side, 2 px at least) inked along FRAMED of each side, weak
     ink counted. A vignette's outline touches its box here and there (a basket's rim, a
     device's cartouche: 0.46 of its least side at the most)."""
-    x0, y0, x1, y1 = box
-    m = ink.weak[y0:y1, x0:x1]
-    bx, by = max(2, int(0.04 * (x1 - x0))), max(2, int(0.04 * (y1 - y0)))
-    sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
-             m[:, -bx:].any(axis=1))
-    return min(float(side.mean()) for side in sides) >= FRAMED
+    return _side_cover(box, ink, 25, least=2) >= FRAMED
 
 
 def _initial(box: Box, ink: _Ink, narrow: float = 0.7) -> bool:
@@ -1015,12 +1010,18 @@ def _alone(box: Box, ink: _Ink) -> bool:
 
 def _blocky(box: Box, ink: _Ink) -> bool:
     """Ink near each of the four sides along 40% of that side at least."""
+    return _side_cover(box, ink, 10) >= 0.4
+
+
+def _side_cover(box: Box, ink: _Ink, parts: int, least: int = 1) -> float:
+    """The least share of a side of the box along which weak ink lies within its outer
+    band (1/``parts`` of the box across, ``least`` px at least), over the four sides."""
     x0, y0, x1, y1 = box
     m = ink.weak[y0:y1, x0:x1]
-    bx, by = max(1, (x1 - x0) // 10), max(1, (y1 - y0) // 10)
+    bx, by = max(least, (x1 - x0) // parts), max(least, (y1 - y0) // parts)
     sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
              m[:, -bx:].any(axis=1))
-    return min(float(side.mean()) for side in sides) >= 0.4
+    return min(float(side.mean()) for side in sides)
 
 
 def _text_runs_on(box: Box, ink: _Ink) -> int:

@@ -182,10 +182,10 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     levels = _paper_levels(lab[..., 0])
     for level in levels:
         mask = _near(lab, level)
-        n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
-        if n < 2:
+        patch = _largest(mask)
+        if patch is None:
             continue
-        x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+        x, y, bw, bh, a = patch
         if _on_rim(mask):
             if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
                 return _brighter_page(lab, levels[-1])
@@ -195,6 +195,13 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
         return None
     return best[1]
+
+
+def _largest(mask: np.ndarray) -> list[int] | None:
+    """x, y, width, height and area (px) of the mask's largest 4-connected patch; None
+    when the mask is empty."""
+    n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
+    return None if n < 2 else stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
 
 
 def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | None:
@@ -212,10 +219,10 @@ def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | N
         return None
     mask = (_near(lab, level) & (light >= level - BRIGHT)).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
-    if n < 2 or _on_rim(mask):
+    patch = _largest(mask)
+    if patch is None or _on_rim(mask):
         return None
-    x, y, bw, bh, a = stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+    x, y, bw, bh, a = patch
     inset = x >= 0.02 * w and y >= 0.02 * h and x + bw <= 0.98 * w and y + bh <= 0.98 * h
     if not inset or bw * bh < 0.3 * w * h or a < 0.6 * bw * bh:
         return None  # the card shows all round a page on it: else a panel, a margin line
