@@ -239,14 +239,25 @@ def test_a_black_stamp_beside_the_arms_is_a_stamp_candidate(shared_data):
             assert E.overlap(stamp.box, r.box) < 0.3 and r.box[0] > 0.18
 
 
-def test_a_grey_stamp_inked_across_a_title_is_a_stamp_candidate(shared_data):
+@pytest.mark.parametrize("side", [None, 420, 520, 700])
+def test_a_grey_stamp_inked_across_a_title_is_a_stamp_candidate(shared_data, side):
     """The Bibliothèque royale's grey double ring inked across a title's capitals
     (bpt6k56119308 f2, "MAIMBOURG, DE LA"): the letters hide its ring in about a quarter
     of its directions, so it is told by the ring where it is seen; the page has no
-    picture, and before, the stamp with the letters under it was kept as one."""
-    _page, regions, stamp = the_stamp(shared_data, "bpt6k56119308_f2.jpg")
+    picture, and before, the stamp with the letters under it was kept as one. At other
+    preview sizes the transform's circle is a pixel off the ring, which was then missed
+    (found at one size in six): the circle is fitted again to the ring."""
+    if side is None:
+        _page, regions, stamp = the_stamp(shared_data, "bpt6k56119308_f2.jpg")
+    else:
+        from bench.figure_scales import at_side
+
+        page, _preview = early(shared_data, "bpt6k56119308_f2.jpg")
+        regions = F.candidates(at_side(page, side))
+        stamp = next(r for r in regions if r.kind == "stamp")
     cx, cy = (stamp.box[0] + stamp.box[2]) / 2, (stamp.box[1] + stamp.box[3]) / 2
     assert 0.15 < cx < 0.25 and 0.28 < cy < 0.4  # where it is inked
+    assert not stamp.kept
     assert not any(r.kept for r in regions)
 
 
