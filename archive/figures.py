@@ -95,6 +95,10 @@ CHART_PATCHES, CHART_INK = 4, 0.3
 # an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
 # text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
 VIGNETTE_H, FRAMED = 20.0, 0.6
+# a box's edge strip with no print in it is a stain when this many text heights deep
+# and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
+# paper, measured 1-2% of its strip, stains 10-60%)
+STAIN, STAIN_TONE = 2.0, 0.05
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -523,7 +527,7 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
     stacked ones; each part is split again, a few levels deep at most.
     """
-    box = _trim_text(_trim_strays(box, ink), ink)
+    box = _trim_text(_trim_strays(_trim_stain(box, ink), ink), ink)
     x0, y0, x1, y1 = box
     # a headpiece is a row of blocks: one ornament band, however many blocks
     band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < 8 * ink.th  # a few lines deep
@@ -617,6 +621,44 @@ def _trim_strays(box: Box, ink: _Ink) -> Box:
             cell = (x0, y0 + lo, x1, y0 + hi) if axis == 0 else (x0 + lo, y0, x0 + hi, y1)
             box = _tighten(cell, ink.weak) or box
     return box
+
+
+def _trim_stain(box: Box, ink: _Ink) -> Box:
+    """Cut off a box's edge strip that holds no print: no row (column) of it with strong
+    ink along 2% of the box, and the rest a stain (``_stain``) that the faint ink glued
+    to a woodcut or a fleuron. Line prints only: a photograph's pale sky is tone too,
+    and a box that is continuous tone without its strips (``_photo``) keeps them."""
+    whole = box
+    for axis in (0, 1):  # rows, then columns
+        x0, y0, x1, y1 = box
+        s = ink.strong[y0:y1, x0:x1]
+        printed = np.flatnonzero(s.sum(axis=1 - axis) > max(2.0, 0.02 * s.shape[1 - axis]))
+        if not len(printed):
+            return box
+        n = s.shape[axis]
+        keep = [int(printed[0]), int(printed[-1]) + 1]
+        for i, (a, b) in enumerate(((0, keep[0]), (keep[1], n))):
+            d = ink.d[y0 + a:y0 + b, x0:x1] if axis == 0 else ink.d[y0:y1, x0 + a:x0 + b]
+            if not _stain(d if axis == 0 else d.T, outer_first=i == 0, ink=ink):
+                keep[i] = (0, n)[i]
+        if keep != [0, n]:
+            cell = (x0, y0 + keep[0], x1, y0 + keep[1]) if axis == 0 else (
+                x0 + keep[0], y0, x0 + keep[1], y1)
+            box = _tighten(cell, ink.weak) or box
+    return whole if box != whole and _photo(box, ink) else box
+
+
+def _stain(strip: np.ndarray, outer_first: bool, ink: _Ink) -> bool:
+    """Whether a strip of darkness (rows along the box's side, the outermost first or
+    last) is a stain: STAIN text heights deep at least, even its darkest faint, a tone
+    (faint ink over STAIN_TONE of it: a woodcut's pale part is thin lines on paper) and
+    ragged at the box's edge (a photograph's tone runs to a straight edge there, inked
+    along FRAMED of the side; a blot's does not)."""
+    if len(strip) < STAIN * ink.th or np.percentile(strip, 99) >= 1.3 * ink.t:
+        return False
+    faint = strip > 0.5 * ink.t
+    edge = faint[:max(1, round(ink.px))] if outer_first else faint[-max(1, round(ink.px)):]
+    return float(faint.mean()) >= STAIN_TONE and float(edge.any(axis=0).mean()) < FRAMED
 
 
 def _trim_text(box: Box, ink: _Ink) -> Box:

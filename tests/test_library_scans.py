@@ -168,6 +168,21 @@ def test_a_tailpiece_is_an_ornament_at_any_preview_size(shared_data, side):
                for r in found)
 
 
+@pytest.mark.parametrize("side", [420, 520, 600])
+def test_a_fleuron_over_a_stain_is_an_ornament_without_the_stain(shared_data, side):
+    """A tailpiece fleuron above a brown stain (bpt6k15201149 f26): at these preview sizes
+    the stain's faint ink joins the fleuron's, and the box, half stain, read as a
+    photograph and was kept. Its strip of tone with no print in it is cut off: the box
+    is the fleuron's, an ornament, and the page gives no crop."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k15201149_f26.jpg")
+    found = F.candidates(at_side(page, side))
+    assert not [r for r in found if r.kept]
+    fleuron = [r for r in found if r.kind == "ornament" and E.iou(r.box, page.ornaments[0]) >= 0.6]
+    assert fleuron and fleuron[0].box[3] < page.ornaments[0][3] + 0.03  # not down the stain
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
