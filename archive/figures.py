@@ -973,12 +973,14 @@ def _inset(box: Box, share: float) -> Box:
 
 def _small_ornament(box: Box, ink: _Ink) -> str:
     """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights
-    (an unframed vignette: under ``VIGNETTE_H``).
+    (an initial or an unframed vignette: under ``VIGNETTE_H``).
 
     That small (under about ten lines of text), a shape is an initial when it is a square
     block (a woodcut or painted initial fills its square to every side; a figure's outline
     does not) or a solid one (half of it strong ink: a painted ground), with lines of text
-    running on at its right for at least its width; and it is a fleuron, a tailpiece or a
+    running on at its right for at least its width (a framed woodcut initial eight lines
+    deep stands 16-17 text heights; no labelled picture under 22 has text running on at
+    its right); and it is a fleuron, a tailpiece or a
     printer's device when it stands alone on its lines, is mirror-symmetric and no taller
     than wide (a standing figure is taller than wide). A tailpiece or a device has no
     frame, and stands a little taller: up to ``VIGNETTE_H`` text heights; a framed
@@ -986,16 +988,17 @@ def _small_ornament(box: Box, ink: _Ink) -> str:
     """
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
-    small = bh < PARAMS["small_h"] * ink.th
-    if not small and (bh >= VIGNETTE_H * ink.th or _framed(box, ink)):
+    if bh >= VIGNETTE_H * ink.th:
         return ""
+    small = bh < PARAMS["small_h"] * ink.th
     # a painted initial's pale ground can glue on the words set beside it: its own block
     # is an initial even when narrow (a tall painted letter); a standing figure has no
     # lines of text inside its box
-    if small:
-        core = _core(box, ink)
-        if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
-            return "initial"
+    core = _core(box, ink) if small else box
+    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
+        return "initial"
+    if not small and _framed(box, ink):
+        return ""
     wide = bw >= 0.85 * bh
     return "ornament" if wide and _alone(box, ink) and _symmetry(box, ink)[0] >= 0.45 else ""
 

@@ -183,6 +183,20 @@ def test_a_fleuron_over_a_stain_is_an_ornament_without_the_stain(shared_data, si
     assert fleuron and fleuron[0].box[3] < page.ornaments[0][3] + 0.03  # not down the stain
 
 
+@pytest.mark.parametrize("side", [375, 470, 600])
+def test_a_woodcut_initial_eight_lines_deep_is_an_initial(shared_data, side):
+    """A framed woodcut initial V set eight lines deep at the head of a text
+    (e-rara 74397 p15): 16-17 text heights tall, over the 16 below which a shape may
+    be an initial, it was a crop at 4 sizes of 9. A square block with text running on at
+    its right is an initial up to VIGNETTE_H text heights, framed or not."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "lat_e-rara-74397_15_3ab84_default.jpg")
+    found = F.candidates(at_side(page, side))
+    assert not [r for r in found if r.kept]
+    assert any(r.reason == "initial" and r.box[3] - r.box[1] > 0.15 for r in found)
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
