@@ -439,9 +439,13 @@ def _page_frame(seeds: np.ndarray) -> np.ndarray:
     (a tenth of its box inked), holding two other seeds or more, none of which fills
     most of it. A picture's own frame line holds the picture, which fills it."""
     x, y, w, h, a = (seeds[:, i].astype(np.int64) for i in range(5))
-    inside = ((x[None, :] >= x[:, None]) & (y[None, :] >= y[:, None])
-              & (x[None, :] + w[None, :] <= x[:, None] + w[:, None])
-              & (y[None, :] + h[None, :] <= y[:, None] + h[:, None]))
+    # mostly inside (80%): a frame cut by hand or warped on the scan is not quite straight,
+    # and what it frames pokes out of its box here and there
+    ix = (np.minimum(x[None, :] + w[None, :], x[:, None] + w[:, None])
+          - np.maximum(x[None, :], x[:, None]))
+    iy = (np.minimum(y[None, :] + h[None, :], y[:, None] + h[:, None])
+          - np.maximum(y[None, :], y[:, None]))
+    inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.8 * (w * h)[None, :])
     np.fill_diagonal(inside, False)
     fills = inside & ((w * h)[None, :] >= 0.6 * (w * h)[:, None])
     return (a < 0.1 * w * h) & (inside.sum(axis=1) >= 2) & ~fills.any(axis=1)
@@ -513,7 +517,10 @@ def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
     for b in boxes:
         ix = np.minimum(x1, b[2] + g) - np.maximum(x, b[0] - g)
         iy = np.minimum(y1, b[3] + g) - np.maximum(y, b[1] - g)
-        inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.5 * area)
+        # small ones: a page frame's rules reach round the picture, and half of their
+        # box may lie over it
+        inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.5 * area) & (
+            area <= 0.5 * (b[2] - b[0]) * (b[3] - b[1]))
         if inside.any():
             b = (min(b[0], int(x[inside].min())), min(b[1], int(y[inside].min())),
                  max(b[2], int(x1[inside].max())), max(b[3], int(y1[inside].max())))

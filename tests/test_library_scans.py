@@ -197,6 +197,19 @@ def test_a_woodcut_initial_eight_lines_deep_is_an_initial(shared_data, side):
     assert any(r.reason == "initial" and r.box[3] - r.box[1] > 0.15 for r in found)
 
 
+def test_a_woodcut_inside_a_page_frame_is_cut_apart_from_it(shared_data):
+    """A title page whose rules frame its title, woodcut and imprint (bpt6k15260973 f9),
+    at 340 px: the frame's box held the woodcut but for a few pixels where the woodcut
+    pokes out of the warped frame, so the frame was no page frame and the whole page was
+    one crop. Mostly inside counts: the woodcut is found on its own."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k15260973_f9.jpg")
+    kept = [r.box for r in F.figures(at_side(page, 340))]
+    assert len(E.match(page.truth, kept)) == len(page.truth) == 1
+    assert not any(E.area(b) > 0.6 for b in kept)
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
