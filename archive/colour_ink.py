@@ -7,10 +7,11 @@ line of text in red or blue: text, which a picture's box must never take in.
 
 How: every colour is measured against the page's own paper (its median hue), so a cream,
 grey or white paper means the same. Coloured ink is clearly more saturated than the
-paper and darker than it. A stamp is a blob of (pale) coloured ink, its strokes closed
+paper and darker than it. A stamp is a blob of pale coloured ink, its strokes closed
 over, several text heights across, of one hue, and round or oval: almost
 none of its ink lies outside the ellipse inscribed in its box. A painted initial is
-square (ink in the corners) and a miniature has many hues, so neither is a stamp.
+square (ink in the corners) on a painted ground, and a miniature has many hues, so
+neither is a stamp.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ PALE = 7.0
 STAMP_CLOSE = 3.0
 PAPER_HUE = 35.0  # degrees: ink that far from the paper's own tint at most is brown, a stain
 ONE_HUE = 0.85  # mean resultant length of a stamp's hue angles (1: a single hue)
-OUTSIDE_ELLIPSE = 0.1  # most share of a stamp's blob outside its box's inscribed ellipse
+# most share of a stamp's blob outside its box's inscribed ellipse (a square: 0.21; the
+# BnF's red stamp half over a printed rule, at the image's corner: 0.10-0.12)
+OUTSIDE_ELLIPSE = 0.125
+# most share of a stamp's box in vivid ink (CHROMA from the paper): a stamp's ink is pale
+# lines, vivid over 0.23 of its box at most (real stamps 0.00-0.14, the composites' up to
+# 0.23); a painted initial's ground is vivid over 0.42
+STAMP_VIVID = 0.3
 MIN_GLYPHS = 3  # separate shapes in a run of coloured ink that make it a line of text
 
 
@@ -90,7 +97,9 @@ def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
         filled = np.zeros((bh, bw), np.uint8)
         cv2.drawContours(filled, [c], -1, 1, thickness=cv2.FILLED, offset=(-x, -y))
         ink = mask[y:y + bh, x:x + bw] & (filled > 0)
-        if _oval(filled > 0) and _one_hue(ab[:, y:y + bh, x:x + bw][:, ink]):
+        box_ab = ab[:, y:y + bh, x:x + bw]
+        painted = float(vivid(ink, box_ab).mean()) > STAMP_VIVID
+        if not painted and _oval(filled > 0) and _one_hue(box_ab[:, ink]):
             out.append((x, y, x + bw, y + bh))
     return out
 

@@ -303,6 +303,24 @@ def test_a_grey_stamp_inked_across_a_title_is_a_stamp_candidate(shared_data, sid
     assert not any(r.kept for r in regions)
 
 
+@pytest.mark.parametrize("side", [470, 600, 800])
+def test_a_red_stamp_over_a_rule_in_the_corner_is_a_stamp_candidate(shared_data, side):
+    """The BnF's red stamp at a title page's corner, half over a printed rule
+    (bpt6k6551882q f5): closed over, 10-12% of its blob lay outside its box's ellipse, over
+    the 10% allowed, and at 8 preview sizes of 9 it was a crop. A painted initial on its
+    red ground (bpt6k15223596 f37), as oval once closed over, is no stamp: its ground is
+    vivid colour over 42% of its box, a stamp's pale lines 23% at most."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k6551882q_f5.jpg")
+    found = F.candidates(at_side(page, side))
+    stamps = [r for r in found if r.kind == "stamp"]
+    assert len(stamps) == 1 and stamps[0].box[0] < 0.05 and stamps[0].box[1] > 0.8
+    assert not any(r.kept and E.overlap(stamps[0].box, r.box) > 0.3 for r in found)
+    _page, initial = early(shared_data, "bpt6k15223596_bpt6k15223596_f37.jpg")
+    assert not any(r.kind == "stamp" for r in F.candidates(initial))
+
+
 def test_a_ring_in_a_woodcut_half_hidden_by_its_lines_is_no_stamp(shared_data):
     """Circles the transform finds inside these two woodcuts are hidden by the woodcut's
     own lines in more directions than a stamp by a title's letters, or less closed where
