@@ -641,7 +641,7 @@ def _trim_stain(box: Box, ink: _Ink) -> Box:
         s = ink.strong[y0:y1, x0:x1]
         printed = np.flatnonzero(s.sum(axis=1 - axis) > max(2.0, 0.02 * s.shape[1 - axis]))
         if not len(printed):
-            return box
+            break
         n = s.shape[axis]
         keep = [int(printed[0]), int(printed[-1]) + 1]
         for i, (a, b) in enumerate(((0, keep[0]), (keep[1], n))):
@@ -1120,8 +1120,8 @@ def _chart(box: Box, ink: _Ink) -> bool:
     """
     x0, y0, x1, y1 = box
     x, y, w, h, a = (ink.stats[1:, i].astype(np.int64) for i in range(5))
-    inside = (x >= x0) & (y >= y0) & (x + w <= x1) & (y + h <= y1)
-    solid = inside & (np.minimum(w, h) >= max(3.0, 0.5 * ink.th)) & (a >= 0.85 * w * h)
+    solid = (_within(ink.stats[1:], box) & (np.minimum(w, h) >= max(3.0, 0.5 * ink.th))
+             & (a >= 0.85 * w * h))
     if solid.sum() < CHART_PATCHES:
         return False
     x, y, w, h, a = x[solid], y[solid], w[solid], h[solid], a[solid]
