@@ -95,6 +95,7 @@ CHART_PATCHES, CHART_INK = 4, 0.3
 # an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
 # text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
 VIGNETTE_H, FRAMED = 20.0, 0.6
+FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's frame
 # a box's edge strip with no print in it is a stain when this many text heights deep
 # and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
 # paper, measured 1-2% of its strip, stains 10-60%)
@@ -412,7 +413,7 @@ def _boxes(ink: _Ink) -> list[Box]:
         if speck or _ornament(b, ink):
             out.append(b)
             continue
-        for part in _parts(b, ink):
+        for part in (q for p in _parts(b, ink) for q in _unframed(p, ink)):
             # mirror halves are one ornament (a tailpiece's wings), never two pictures
             whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
             out += [part] if whole else _split(part, ink)
@@ -546,6 +547,102 @@ def _split(box: Box, ink: _Ink, depth: int = 0) -> list[Box]:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
+
+
+def _unframed(box: Box, ink: _Ink) -> list[Box]:
+    """A framed picture apart from what the box holds outside its frame (``_frame``),
+    each thing outside a part of its own; the box alone when it has no frame, or
+    what the frame holds is no picture (a plot's axes, a table's rules)."""
+    frame = _frame(box, ink)
+    if frame is None or not _judge(frame, ink, 1e-9).kept:  # a frame round a table, a chart
+        return [box]
+    outside = (_tighten(b, ink.weak) for b in _around_frame(box, frame, ink.th))
+    return [frame, *(b for b in outside if b is not None)]
+
+
+def _frame(box: Box, ink: _Ink) -> Box | None:
+    """The rectangle of a frame line round a picture inside the box, when the box holds
+    more than it (a rubric or a line of text glued on above or below, a caption, an
+    initial beside it); None when there is no frame, or the box is the frame already.
+
+    A frame is straight lines of ink meeting at the corners, each along FRAME_RUN of the
+    box's side at least: two upright and one across at least (the box may end where the
+    fourth is, or cut it off). Lines of text have no upright lines, and a woodcut's own
+    long lines (a ground, a wall) have ink, not paper, beyond them (``_paper_beyond``).
+    """
+    x0, y0, x1, y1 = box
+    h, w = y1 - y0, x1 - x0
+    if min(h, w) < 8 * ink.th:
+        return None
+    mask = ink.strong[y0:y1, x0:x1]
+    across, down = _lines_along(mask, ink.th)
+    cols = np.flatnonzero(down.any(axis=0))
+    if len(cols) < 2 or cols[-1] - cols[0] < FRAME_RUN * w:
+        return None
+    left, right = int(cols[0]), int(cols[-1])
+    ends = [np.flatnonzero(down[:, c]) for c in (left, right)]
+    start, stop = max(int(e[0]) for e in ends), min(int(e[-1]) for e in ends)
+    slack = max(2, int(ink.th))
+    rows = np.flatnonzero(across[:, left + slack:right - slack].all(axis=1))
+    top = next((int(r) for r in rows if abs(r - start) <= slack), 0 if start <= slack else None)
+    bottom = next((int(r) for r in rows[::-1] if abs(r - stop) <= slack),
+                  h - 1 if stop >= h - 1 - slack else None)
+    # a frame less tall than a picture may be (small_h) is an initial's, or a cadel's strokes
+    if top is None or bottom is None or bottom - top < max(FRAME_RUN * h,
+                                                          PARAMS["small_h"] * ink.th):
+        return None
+    if not (top in rows or bottom in rows):  # three sides of a frame at least
+        return None
+    if not all(down[top + slack:bottom - slack, c].all() for c in (left, right)):
+        return None
+    frame = (left, top, right + 1, bottom + 1)
+    cut = [side for side, deep in enumerate((left, top, w - 1 - right, h - 1 - bottom))
+           if deep >= 1.5 * ink.th]
+    if not cut or not all(_paper_beyond(mask, frame, side, ink.th) for side in cut):
+        return None
+    return x0 + left, y0 + top, x0 + right + 1, y0 + bottom + 1
+
+
+def _paper_beyond(strong: np.ndarray, frame: Box, side: int, th: float) -> bool:
+    """Whether a frame's line (side 0-3: left, top, right, bottom) is a thin line with
+    paper beyond it: within a text height out from its inner edge, a row (a column) of
+    the frame's length all but bare. In a woodcut's hatching, closed up, every row is
+    a line, and none is bare."""
+    fx0, fy0, fx1, fy1 = frame
+    reach = max(3, round(th)) + 1
+    if side in (1, 3):
+        rows = range(fy0 - 1, fy0 - reach, -1) if side == 1 else range(fy1, fy1 + reach - 1)
+        cover = [strong[r, fx0:fx1].mean() for r in rows if 0 <= r < strong.shape[0]]
+    else:
+        cols = range(fx0 - 1, fx0 - reach, -1) if side == 0 else range(fx1, fx1 + reach - 1)
+        cover = [strong[fy0:fy1, c].mean() for c in cols if 0 <= c < strong.shape[1]]
+    return bool(cover) and min(cover) < 0.05
+
+
+def _lines_along(strong: np.ndarray, th: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of long straight lines of ink: a line a pixel askew on the scan is
+    taken with its neighbours, and a painted frame's gaps at preview scale are closed."""
+    s = strong.astype(np.uint8)
+    h, w = s.shape
+    k = max(3, round(th))
+    across = cv2.morphologyEx(cv2.dilate(s, np.ones((3, 1), np.uint8)), cv2.MORPH_CLOSE,
+                              np.ones((1, k), np.uint8))
+    across = cv2.morphologyEx(across, cv2.MORPH_OPEN,
+                              np.ones((1, max(3, int(FRAME_RUN * w))), np.uint8))
+    down = cv2.morphologyEx(cv2.dilate(s, np.ones((1, 3), np.uint8)), cv2.MORPH_CLOSE,
+                            np.ones((k, 1), np.uint8))
+    down = cv2.morphologyEx(down, cv2.MORPH_OPEN,
+                            np.ones((max(3, int(FRAME_RUN * h)), 1), np.uint8))
+    return across > 0, down > 0
+
+
+def _around_frame(box: Box, frame: Box, th: float) -> list[Box]:
+    """What a box holds outside its frame: the strips above and below it (corners
+    included) and beside it, each deep enough to hold a line of text."""
+    x0, y0, x1, y1 = box
+    fx0, fy0, fx1, fy1 = frame
+    strips = [(x0, y0, x1, fy0), (x0, fy1, x1, y1), (x0, fy0, fx0, fy1), (fx1, fy0, x1, fy1)]
+    return [b for b in strips if min(b[2] - b[0], b[3] - b[1]) >= 1.5 * th]
 
 
 def _parts(box: Box, ink: _Ink) -> list[Box]:

@@ -391,6 +391,35 @@ def test_a_miniature_crop_leaves_out_the_text_and_initial_under_it(shared_data):
         assert v >= 0.85 and kept[j][3] <= page.truth[i][3] + 0.02
 
 
+@pytest.mark.parametrize(("name", "side"), [("btv1b8626772v_f20.jpg", 340),
+                                          ("btv1b8626772v_f20.jpg", 470),
+                                          ("btv1b8626772v_f19.jpg", 375)])
+def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side):
+    """A miniature's frame tells where the picture ends: btv1b8626772v f20 has its rubric
+    set tight above it and a line of text and a painted initial under it, f19 two lines of
+    text under it, and both glued on (IoU 0.61-0.82 before). The crop stops at the frame."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, name)
+    kept = [r.box for r in F.figures(at_side(page, side))]
+    matched = E.match(page.truth, kept)
+    assert len(matched) == len(page.truth) == 1, (kept, page.truth)
+    (i, j, v), = matched
+    assert v >= 0.85
+    assert kept[j][1] >= page.truth[i][1] - 0.015 and kept[j][3] <= page.truth[i][3] + 0.015
+
+
+def test_a_woodcut_device_is_not_cut_along_its_own_lines(shared_data):
+    """bpt6k3041989v f30: a printer's device of crossed tools, densely hatched. Closed up,
+    its hatching holds long lines every way; none has paper beyond it, so none is a frame,
+    and the device stays one crop."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k3041989v_f30.jpg")
+    kept = [r.box for r in F.figures(at_side(page, 375))]
+    assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.75
+
+
 def test_an_initial_beside_its_text_is_an_ornament(shared_data):
     """btv1b8626772v f21: the painted initial under the miniature is not a crop."""
     page, preview = early(shared_data, "btv1b8626772v_f21.jpg")
