@@ -575,7 +575,7 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
     if min(h, w) < 8 * ink.th:
         return None
     mask = ink.strong[y0:y1, x0:x1]
-    across, down = _lines_along(mask, ink.th)
+    across, down, upright = _lines_along(mask, ink.th)
     cols = np.flatnonzero(down.any(axis=0))
     if len(cols) < 2 or cols[-1] - cols[0] < FRAME_RUN * w:
         return None
@@ -588,19 +588,58 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
     bottom = next((int(r) for r in rows[::-1] if abs(r - stop) <= slack),
                   h - 1 if stop >= h - 1 - slack else None)
     # a frame less tall than a picture may be (small_h) is an initial's, or a cadel's strokes
-    if top is None or bottom is None or bottom - top < max(FRAME_RUN * h,
-                                                          PARAMS["small_h"] * ink.th):
-        return None
-    if not (top in rows or bottom in rows):  # three sides of a frame at least
-        return None
-    if not all(down[top + slack:bottom - slack, c].all() for c in (left, right)):
-        return None
+    least = max(FRAME_RUN * h, PARAMS["small_h"] * ink.th)
+    closed = (top is not None and bottom is not None and bottom - top >= least
+              and (top in rows or bottom in rows)  # three sides of a frame at least
+              and all(down[top + slack:bottom - slack, c].all() for c in (left, right)))
+    if not closed:  # an upright broken off short of its corner, or run on past it
+        ends = _frame_ends(upright[:, [left, right]], rows.tolist(), slack, least)
+        if ends is None:
+            return None
+        top, bottom = ends
     frame = (left, top, right + 1, bottom + 1)
     cut = [side for side, deep in enumerate((left, top, w - 1 - right, h - 1 - bottom))
            if deep >= 1.5 * ink.th]
     if not cut or not all(_paper_beyond(mask, frame, side, ink.th) for side in cut):
         return None
     return x0 + left, y0 + top, x0 + right + 1, y0 + bottom + 1
+
+
+def _frame_ends(sides: np.ndarray, rows: list[int], slack: int, least: float
+                ) -> tuple[int, int] | None:
+    """(top, bottom) of a frame whose two uprights are the columns of ``sides``: lines
+    across (``rows``), or the box's own edge where both uprights run to it, one a line
+    at least, that both uprights meet at the corners and run between along 90% of it;
+    of those, the pair nearest where the uprights' longest stretches of ink start and
+    end (a painted frame's upright may break off short of its corner, and the text
+    glued on beyond the frame makes lines across of its own)."""
+    h = len(sides)
+    reach = [_longest_stretch(sides[:, i]) for i in range(2)]
+    tops = rows + ([0] if sides[:slack + 1].any(axis=0).all() else [])
+    bottoms = rows + ([h - 1] if sides[h - 1 - slack:].any(axis=0).all() else [])
+    tops = sorted(set(tops), key=lambda r: min(abs(r - a) for a, _b in reach))
+    bottoms = sorted(set(bottoms), key=lambda r: min(abs(r - b) for _a, b in reach))
+    cum = np.concatenate([np.zeros((1, 2)), np.cumsum(sides, axis=0)])
+
+    def corner(r: int) -> bool:
+        return bool(sides[max(0, r - slack):r + slack + 1].any(axis=0).all())
+
+    for t in (t for t in tops if corner(t)):
+        for b in (b for b in bottoms if b - t >= least and corner(b)):
+            if (t in rows or b in rows) and ((cum[b + 1] - cum[t]) >= 0.9 * (b - t + 1)).all():
+                return t, b
+    return None
+
+
+def _longest_stretch(flags: np.ndarray) -> tuple[int, int]:
+    """(first, last) index of the longest run of True; (0, -1) when there is none."""
+    padded = np.concatenate(([False], flags, [False]))
+    change = np.flatnonzero(padded[1:] != padded[:-1])
+    if not len(change):
+        return 0, -1
+    starts, stops = change[::2], change[1::2]
+    i = int(np.argmax(stops - starts))
+    return int(starts[i]), int(stops[i]) - 1
 
 
 def _paper_beyond(strong: np.ndarray, frame: Box, side: int, th: float) -> bool:
@@ -619,9 +658,10 @@ def _paper_beyond(strong: np.ndarray, frame: Box, side: int, th: float) -> bool:
     return bool(cover) and min(cover) < 0.05
 
 
-def _lines_along(strong: np.ndarray, th: float) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, columns) of long straight lines of ink: a line a pixel askew on the scan is
-    taken with its neighbours, and a painted frame's gaps at preview scale are closed."""
+def _lines_along(strong: np.ndarray, th: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, columns) of long straight lines of ink, and the uprights' ink closed over
+    gaps up to two text heights: a line a pixel askew on the scan is taken with its
+    neighbours, and a painted frame's gaps at preview scale are closed."""
     s = strong.astype(np.uint8)
     h, w = s.shape
     k = max(3, round(th))
@@ -629,11 +669,11 @@ def _lines_along(strong: np.ndarray, th: float) -> tuple[np.ndarray, np.ndarray]
                               np.ones((1, k), np.uint8))
     across = cv2.morphologyEx(across, cv2.MORPH_OPEN,
                               np.ones((1, max(3, int(FRAME_RUN * w))), np.uint8))
-    down = cv2.morphologyEx(cv2.dilate(s, np.ones((1, 3), np.uint8)), cv2.MORPH_CLOSE,
-                            np.ones((k, 1), np.uint8))
-    down = cv2.morphologyEx(down, cv2.MORPH_OPEN,
-                            np.ones((max(3, int(FRAME_RUN * h)), 1), np.uint8))
-    return across > 0, down > 0
+    wide = cv2.dilate(s, np.ones((1, 3), np.uint8))
+    down = cv2.morphologyEx(cv2.morphologyEx(wide, cv2.MORPH_CLOSE, np.ones((k, 1), np.uint8)),
+                            cv2.MORPH_OPEN, np.ones((max(3, int(FRAME_RUN * h)), 1), np.uint8))
+    upright = cv2.morphologyEx(wide, cv2.MORPH_CLOSE, np.ones((2 * k, 1), np.uint8))
+    return across > 0, down > 0, upright > 0
 
 
 def _around_frame(box: Box, frame: Box, th: float) -> list[Box]:
