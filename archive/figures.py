@@ -593,7 +593,8 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
               and (top in rows or bottom in rows)  # three sides of a frame at least
               and all(down[top + slack:bottom - slack, c].all() for c in (left, right)))
     if not closed:  # an upright broken off short of its corner, or run on past it
-        ends = _frame_ends(upright[:, [left, right]], rows.tolist(), slack, least)
+        ends = (_frame_ends(upright[:, [left, right]], rows.tolist(), slack, least)
+                or _askew_frame_ends(upright, down, (left, right), rows.tolist(), slack, least))
         if ends is None:
             return None
         top, bottom = ends
@@ -629,6 +630,18 @@ def _frame_ends(sides: np.ndarray, rows: list[int], slack: int, least: float
             if (t in rows or b in rows) and ((cum[b + 1] - cum[t]) >= 0.9 * (b - t + 1)).all():
                 return t, b
     return None
+
+
+def _askew_frame_ends(upright: np.ndarray, down: np.ndarray, cols: tuple[int, int],
+                      rows: list[int], slack: int, least: float) -> tuple[int, int] | None:
+    """``_frame_ends`` for uprights a pixel or two askew on the scan: each upright's ink
+    taken two columns either side of it, and each then a long straight line (``down``)
+    along FRAME_RUN of the frame at least, not a staff or a wall inside the picture."""
+    band = np.stack([upright[:, max(0, c - 2):c + 3].any(axis=1) for c in cols], axis=1)
+    ends = _frame_ends(band, rows, slack, least)
+    if ends is None or min(down[ends[0]:ends[1] + 1, c].mean() for c in cols) < FRAME_RUN:
+        return None
+    return ends
 
 
 def _longest_stretch(flags: np.ndarray) -> tuple[int, int]:

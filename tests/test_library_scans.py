@@ -391,16 +391,20 @@ def test_a_miniature_crop_leaves_out_the_text_and_initial_under_it(shared_data):
         assert v >= 0.85 and kept[j][3] <= page.truth[i][3] + 0.02
 
 
-@pytest.mark.parametrize(("name", "side"), [("btv1b8626772v_f20.jpg", 340),
-                                          ("btv1b8626772v_f20.jpg", 470),
-                                          ("btv1b8626772v_f19.jpg", 375),
-                                          ("bpt6k15223596_f31.jpg", 420)])
-def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side):
+@pytest.mark.parametrize(("name", "side", "sides"), [("btv1b8626772v_f20.jpg", 340, "tb"),
+                                                   ("btv1b8626772v_f20.jpg", 470, "tb"),
+                                                   ("btv1b8626772v_f19.jpg", 375, "tb"),
+                                                   ("bpt6k15223596_f31.jpg", 420, "tb"),
+                                                   ("btv1b8626772v_f21.jpg", 800, "tb"),
+                                                   ("bpt6k1521441j_f8.jpg", 470, "l")])
+def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side, sides):
     """A miniature's frame tells where the picture ends: btv1b8626772v f20 has its rubric
     set tight above it and a line of text and a painted initial under it, f19 two lines of
     text under it, and both glued on (IoU 0.61-0.82 before). In another book
     (bpt6k15223596 f31) the frame's uprights break off short of the corner the text under
-    it glues to (IoU 0.71 before). The crop stops at the frame."""
+    it glues to (IoU 0.71 before); f21 at 800 px and a woodcut in a third book
+    (bpt6k1521441j f8, with marks in the margin at its left) have uprights a pixel or two
+    askew (IoU 0.69 and 0.75 before). The crop stops at the frame on those sides."""
     from bench.figure_scales import at_side
 
     page, _preview = early(shared_data, name)
@@ -409,7 +413,11 @@ def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side):
     assert len(matched) == len(page.truth) == 1, (kept, page.truth)
     (i, j, v), = matched
     assert v >= 0.85
-    assert kept[j][1] >= page.truth[i][1] - 0.02 and kept[j][3] <= page.truth[i][3] + 0.02
+    crop, truth = kept[j], page.truth[i]
+    if "t" in sides:
+        assert crop[1] >= truth[1] - 0.02 and crop[3] <= truth[3] + 0.02
+    if "l" in sides:
+        assert crop[0] >= truth[0] - 0.02
 
 
 def test_a_woodcut_device_is_not_cut_along_its_own_lines(shared_data):
