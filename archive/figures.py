@@ -569,17 +569,40 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
     box's side at least: two upright and one across at least (the box may end where the
     fourth is, or cut it off). Lines of text have no upright lines, and a woodcut's own
     long lines (a ground, a wall) have ink, not paper, beyond them (``_paper_beyond``).
+    The uprights are looked for twice: the strongest line of each outer group of
+    upright columns (a painted frame is a band of several), then the outermost columns.
     """
     x0, y0, x1, y1 = box
     h, w = y1 - y0, x1 - x0
     if min(h, w) < 8 * ink.th:
         return None
     mask = ink.strong[y0:y1, x0:x1]
-    across, down, upright = _lines_along(mask, ink.th)
-    cols = np.flatnonzero(down.any(axis=0))
+    lines = _lines_along(mask, ink.th)
+    cols = np.flatnonzero(lines[1].any(axis=0))
     if len(cols) < 2 or cols[-1] - cols[0] < FRAME_RUN * w:
         return None
-    left, right = int(cols[0]), int(cols[-1])
+    groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
+    strongest = tuple(int(g[np.argmax(lines[1][:, g].sum(axis=0))])
+                      for g in (groups[0], groups[-1]))
+    outermost = (int(cols[0]), int(cols[-1]))
+    for uprights in dict.fromkeys((strongest, outermost)):
+        frame = _frame_at(mask, lines, uprights, ink, closed_only=uprights != outermost)
+        if frame is not None:
+            return x0 + frame[0], y0 + frame[1], x0 + frame[2], y0 + frame[3]
+    return None
+
+
+def _frame_at(mask: np.ndarray, lines: tuple[np.ndarray, np.ndarray, np.ndarray],
+              uprights: tuple[int, int], ink: _Ink, closed_only: bool = False) -> Box | None:
+    """``_frame`` with these two columns (of the box's ``mask``) as its uprights, in the
+    box's own pixels; with ``closed_only``, a frame of four lines meeting at the uprights'
+    ends only (a justified text block under a miniature has straight sides of its own,
+    running the uprights on to the box's edge)."""
+    across, down, upright = lines
+    h, w = mask.shape
+    left, right = uprights
+    if right - left < FRAME_RUN * w:
+        return None
     ends = [np.flatnonzero(down[:, c]) for c in (left, right)]
     start, stop = max(int(e[0]) for e in ends), min(int(e[-1]) for e in ends)
     slack = max(2, int(ink.th))
@@ -592,6 +615,8 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
     closed = (top is not None and bottom is not None and bottom - top >= least
               and (top in rows or bottom in rows)  # three sides of a frame at least
               and all(down[top + slack:bottom - slack, c].all() for c in (left, right)))
+    if closed_only and not (closed and top in rows and bottom in rows):
+        return None
     if not closed:  # an upright broken off short of its corner, or run on past it
         ends = (_frame_ends(upright[:, [left, right]], rows.tolist(), slack, least)
                 or _askew_frame_ends(upright, down, (left, right), rows.tolist(), slack, least))
@@ -603,7 +628,7 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
            if deep >= 1.5 * ink.th]
     if not cut or not all(_paper_beyond(mask, frame, side, ink.th) for side in cut):
         return None
-    return x0 + left, y0 + top, x0 + right + 1, y0 + bottom + 1
+    return frame
 
 
 def _frame_ends(sides: np.ndarray, rows: list[int], slack: int, least: float

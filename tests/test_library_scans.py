@@ -396,7 +396,9 @@ def test_a_miniature_crop_leaves_out_the_text_and_initial_under_it(shared_data):
                                                    ("btv1b8626772v_f19.jpg", 375, "tb"),
                                                    ("bpt6k15223596_f31.jpg", 420, "tb"),
                                                    ("btv1b8626772v_f21.jpg", 800, "tb"),
-                                                   ("bpt6k1521441j_f8.jpg", 470, "l")])
+                                                   ("bpt6k1521441j_f8.jpg", 470, "l"),
+                                                   ("btv1b8626772v_f20.jpg", 600, "tb"),
+                                                   ("btv1b8626772v_f20.jpg", 800, "tb")])
 def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side, sides):
     """A miniature's frame tells where the picture ends: btv1b8626772v f20 has its rubric
     set tight above it and a line of text and a painted initial under it, f19 two lines of
@@ -404,7 +406,10 @@ def test_a_framed_miniature_is_cropped_at_its_frame(shared_data, name, side, sid
     (bpt6k15223596 f31) the frame's uprights break off short of the corner the text under
     it glues to (IoU 0.71 before); f21 at 800 px and a woodcut in a third book
     (bpt6k1521441j f8, with marks in the margin at its left) have uprights a pixel or two
-    askew (IoU 0.69 and 0.75 before). The crop stops at the frame on those sides."""
+    askew (IoU 0.69 and 0.75 before). A painted frame is a band of lines, and the
+    strongest of each band's uprights is tried first (f20 at 600 and 800 px: 0.75 and
+    0.60 before, the band's outer edge meeting no corner). The crop stops at the frame
+    on those sides."""
     from bench.figure_scales import at_side
 
     page, _preview = early(shared_data, name)
