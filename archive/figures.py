@@ -582,8 +582,10 @@ def _frame(box: Box, ink: _Ink) -> Box | None:
     if len(cols) < 2 or cols[-1] - cols[0] < FRAME_RUN * w:
         return None
     groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
-    strongest = tuple(int(g[np.argmax(lines[1][:, g].sum(axis=0))])
-                      for g in (groups[0], groups[-1]))
+    # the strongest of each band, the outer one of equals (a line drawn 3 px wide is a band)
+    ink_in = [lines[1][:, g].sum(axis=0) for g in (groups[0], groups[-1])]
+    strongest = (int(groups[0][np.argmax(ink_in[0])]),
+                 int(groups[-1][len(ink_in[1]) - 1 - np.argmax(ink_in[1][::-1])]))
     outermost = (int(cols[0]), int(cols[-1]))
     for uprights in dict.fromkeys((strongest, outermost)):
         frame = _frame_at(mask, lines, uprights, ink, closed_only=uprights != outermost)
