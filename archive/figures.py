@@ -672,14 +672,12 @@ def _askew_frame_ends(upright: np.ndarray, down: np.ndarray, cols: tuple[int, in
 
 
 def _longest_stretch(flags: np.ndarray) -> tuple[int, int]:
-    """(first, last) index of the longest run of True; (0, -1) when there is none."""
-    padded = np.concatenate(([False], flags, [False]))
-    change = np.flatnonzero(padded[1:] != padded[:-1])
-    if not len(change):
+    """(first, last) index of the longest run of True (``_runs``); (0, -1) when none."""
+    runs = _runs(flags, 1)
+    if not runs:
         return 0, -1
-    starts, stops = change[::2], change[1::2]
-    i = int(np.argmax(stops - starts))
-    return int(starts[i]), int(stops[i]) - 1
+    first, end = max(runs, key=lambda run: run[1] - run[0])
+    return first, end - 1
 
 
 def _paper_beyond(strong: np.ndarray, frame: Box, side: int, th: float) -> bool:
@@ -687,14 +685,12 @@ def _paper_beyond(strong: np.ndarray, frame: Box, side: int, th: float) -> bool:
     paper beyond it: within a text height out from its inner edge, a row (a column) of
     the frame's length all but bare. In a woodcut's hatching, closed up, every row is
     a line, and none is bare."""
+    if side in (0, 2):  # an upright: the same question of the image turned on its side
+        strong, frame, side = strong.T, (frame[1], frame[0], frame[3], frame[2]), side + 1
     fx0, fy0, fx1, fy1 = frame
     reach = max(3, round(th)) + 1
-    if side in (1, 3):
-        rows = range(fy0 - 1, fy0 - reach, -1) if side == 1 else range(fy1, fy1 + reach - 1)
-        cover = [strong[r, fx0:fx1].mean() for r in rows if 0 <= r < strong.shape[0]]
-    else:
-        cols = range(fx0 - 1, fx0 - reach, -1) if side == 0 else range(fx1, fx1 + reach - 1)
-        cover = [strong[fy0:fy1, c].mean() for c in cols if 0 <= c < strong.shape[1]]
+    rows = range(fy0 - 1, fy0 - reach, -1) if side == 1 else range(fy1, fy1 + reach - 1)
+    cover = [strong[r, fx0:fx1].mean() for r in rows if 0 <= r < strong.shape[0]]
     return bool(cover) and min(cover) < 0.05
 
 
