@@ -218,9 +218,13 @@ def grouped_cv(pages: list[Page]) -> tuple[dict[str, float], Counter]:
     raw = [with_params({**c, "pad": 0.0}, lambda: [kept_boxes(p.preview) for p in pages])
            for c in combos]
     options = [(ci, pd) for ci in range(len(combos)) for pd in PADS]
-    # ties go to the shipped values: max() keeps the first of equal scores
+    # ties go to the values nearest the shipped ones (fewest constants changed): max()
+    # keeps the first of equal scores (until 2026-12-05 a tie between two changed
+    # combinations went to the grid's first, however many constants it changed)
     shipped = tuple(F.PARAMS[k] for k in GRID)
-    options.sort(key=lambda o: (tuple(combos[o[0]].values()) != shipped, o[1] != F.PARAMS["pad"]))
+    options.sort(key=lambda o: (sum(v != s for v, s in zip(combos[o[0]].values(), shipped,
+                                                           strict=True)),
+                                o[1] != F.PARAMS["pad"]))
 
     def result(opt: tuple[int, float], idx: list[int]) -> list[tuple[list[Box], list[Box]]]:
         ci, pd = opt

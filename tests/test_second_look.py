@@ -6,6 +6,7 @@ way bench/figure_robustness.py does (numbers: python -m bench.figure_robustness)
 
 from __future__ import annotations
 
+import pytest
 from PIL import Image
 
 from archive import figures as F
@@ -13,6 +14,7 @@ from archive import second_look as S
 from archive.boxes import area, iou
 from bench import figure_eval as E
 from bench import figure_robustness as R
+from bench import figure_scales
 
 
 def page_named(shared_data, name: str) -> E.Page:
@@ -40,15 +42,36 @@ def test_an_initial_a_smaller_scan_makes_a_picture_is_taken_back(shared_data):
     assert back.score < F.THRESHOLD  # a curator's own threshold does not bring it back
 
 
-def test_the_second_look_keeps_every_picture_of_the_early_books(shared_data):
-    """As published, every crop the first look matches to a boxed picture stays kept."""
+@pytest.mark.parametrize("side", [None, 420])
+def test_the_second_look_keeps_every_picture_of_the_early_books(shared_data, side):
+    """As published, and at 420 px (the preview size where the first look keeps the most
+    crops that are no picture), every crop the first look matches to a boxed picture
+    stays kept."""
     E.DATA = shared_data
     for page in E.early_pages():
-        preview = E.load_preview(shared_data / page.name)
+        preview = (E.load_preview(shared_data / page.name) if side is None
+                   else figure_scales.at_side(page, side))
         first = [r.box for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
         kept = [r.box for r in F.find(preview).regions if r.kept]
         pictures = {j for _i, j, _ in E.match(page.truth, first)}
         assert all(first[j] in kept for j in pictures), page.name
+
+
+def test_a_piece_of_a_tailpiece_is_taken_back_at_another_size(shared_data):
+    """Moreno 279 f4 ends with a tailpiece of flourishes around FIN. At 375 px its two
+    halves are crops at the first look; at 1.25 times each is inside the whole tailpiece,
+    which that look calls an ornament and keeps nothing over, so neither is a crop."""
+    E.DATA = shared_data
+    page = next(p for p in E.moreno_pages() if p.name.endswith("Moreno_279_4.jpg"))
+    assert not page.truth
+    preview = figure_scales.at_side(page, 375)
+    first = [r for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
+    assert len(first) == 2 and all(area(r.box) < S.DOUBT_AREA for r in first)
+    found = F.find(preview).regions
+    assert not any(r.kept for r in found)
+    for crop in first:
+        back = next(r for r in found if r.box == crop.box)
+        assert (back.kind, back.reason) == ("ornament", "ornament")
 
 
 def test_a_page_whose_crops_are_all_big_is_looked_at_once(shared_data, monkeypatch):
@@ -72,10 +95,32 @@ def test_the_veto_only_takes_back_small_crops_the_other_look_calls_no_picture():
     initial = region(small, kept=False, reason="initial", score=0.3, kind="ornament")
     assert S.veto([region(small)], [initial]) == [initial]
     assert S.veto([region(small)], []) == [region(small)]  # a miss changes nothing
+    elsewhere = region((0.5, 0.5, 0.7, 0.7), kept=False, reason="ornament", score=0.3)
+    assert S.veto([region(small)], [elsewhere]) == [region(small)]  # nothing seen there
     assert S.veto([region(small)], [region(small)]) == [region(small)]
     too_small = region(small, kept=False, reason="too_small", score=0.3)
     assert S.veto([region(small)], [too_small]) == [region(small)]  # size is no verdict
-    moved = region((0.25, 0.25, 0.45, 0.45), kept=False, reason="initial")
-    assert S.veto([region(small)], [moved]) == [region(small)]  # another box
     big_initial = region(big, kept=False, reason="ornament", score=0.3)
     assert S.veto([region(big)], [big_initial]) == [region(big)]  # never looked at
+
+
+def test_a_small_crop_the_other_look_sees_as_part_of_no_picture_is_taken_back():
+    """Where the other look keeps less than half of a small crop and judges half of it or
+    more part of a box that is no picture (a tailpiece, a title), the crop goes with that
+    box's verdict; where a kept crop of the other look covers most of it (two woodcuts cut
+    apart at one scale, together at the other), or the no-picture box covers only an edge
+    of it, it stays."""
+    small = (0.1, 0.1, 0.3, 0.3)
+    title = region((0.05, 0.1, 0.6, 0.25), kept=False, reason="lettering", score=0.1)
+    assert S.veto([region(small)], [title]) == [
+        region(small, kept=False, reason="lettering", score=0.1)]
+    shifted = region((0.15, 0.1, 0.35, 0.3))  # kept, covering 75% of the crop
+    assert S.veto([region(small)], [title, shifted]) == [region(small)]
+    sliver = region((0.25, 0.1, 0.45, 0.3))  # kept, covering 25% of it
+    assert not S.veto([region(small)], [title, sliver])[0].kept
+    rule = region((0.1, 0.26, 0.3, 0.3), kept=False, reason="rule", score=0.05)
+    assert S.veto([region(small)], [rule]) == [region(small)]  # an edge of it
+    smaller = region((0.12, 0.12, 0.28, 0.28), kept=False, reason="too_small", score=0.1)
+    assert S.veto([region(small)], [smaller]) == [region(small)]  # still no verdict
+    outside = region((0.0, 0.0, 0.35, 1.0), kept=False, reason="outside_page", score=0.05)
+    assert S.veto([region(small)], [outside]) == [region(small)]  # an extent can move
