@@ -95,6 +95,8 @@ CHART_PATCHES, CHART_INK = 4, 0.3
 # an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
 # text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
 VIGNETTE_H, FRAMED = 20.0, 0.6
+MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
+MIRROR_TURNED = 0.15  # of the page: boxes bigger than this (plates) are compared unturned
 FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's frame
 # a box's edge strip with no print in it is a stain when this many text heights deep
 # and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
@@ -147,7 +149,7 @@ class _Ink:
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
     verdicts: dict = field(default_factory=dict)  # box -> _shape_verdict, asked twice a page
-    mirrors: dict = field(default_factory=dict)  # box -> _symmetry, asked several times
+    mirrors: dict = field(default_factory=dict)  # (box, turned) -> _symmetry, asked often
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -410,12 +412,16 @@ def _boxes(ink: _Ink) -> list[Box]:
         speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
         # a frame or band symmetric both ways is one ornament with whatever it holds
         # (a boxed table of contents): it is not cut where the text inside it runs
-        if speck or _ornament(b, ink):
+        if speck or _ornament(b, ink, turned=False):
             out.append(b)
             continue
         for part in (q for p in _parts(b, ink) for q in _unframed(p, ink)):
-            # mirror halves are one ornament (a tailpiece's wings), never two pictures
-            whole = _ornament(part, ink) or _symmetry(part, ink)[0] > 0.6
+            # mirror halves are one ornament (a tailpiece's wings), never two pictures; the
+            # mirrors as scanned, not turned (``_symmetry``): a part let whole here is not
+            # trimmed of a stain nor cut along a channel, and a turn lifts two woodcuts in
+            # a row, or a fleuron with its stain, over these thresholds
+            whole = (_ornament(part, ink, turned=False)
+                     or _symmetry(part, ink, turned=False)[0] > 0.6)
             out += [part] if whole else _split(part, ink)
     return _unslice(out, bands)
 
@@ -1123,25 +1129,36 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum() / den) if den > 0 else 0.0
 
 
-def _symmetry(box: Box, ink: _Ink) -> tuple[float, float]:
-    """Correlation of the (slightly blurred) darkness with its left-right and up-down mirror.
+def _symmetry(box: Box, ink: _Ink, turned: bool = True) -> tuple[float, float]:
+    """Correlation of the (slightly blurred) darkness with its left-right and up-down
+    mirror; ``turned``, the best of the mirror as it is and turned a little either way
+    (``_mirror_corr``).
 
     A picture's box is asked this three or four times (is it an ornament, are its halves
     mirrors, the verdict): each page's ``_Ink`` keeps the answers (``mirrors``)."""
-    found = ink.mirrors.get(box)
+    found = ink.mirrors.get((box, turned))
     if found is None:
-        found = ink.mirrors[box] = _mirror_corr(box, ink)
+        found = ink.mirrors[box, turned] = _mirror_corr(box, ink, turned)
     return found
 
 
-def _mirror_corr(box: Box, ink: _Ink) -> tuple[float, float]:
+def _mirror_corr(box: Box, ink: _Ink, turned: bool = True) -> tuple[float, float]:
     """``_symmetry`` worked out: blurred by a WORK_SIDE pixel, so a stroke's exact place
-    does not count."""
+    does not count. A scan is seldom square to the page: a shape turned by an angle has
+    its mirror turned by twice that, so a small box is also compared with its mirror
+    turned by ``MIRROR_TURNS``, and the best is its symmetry."""
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1].astype(np.float32)
     if min(d.shape) > 4:
         d = cv2.GaussianBlur(d, (0, 0), ink.px)
-    return _corr(d, d[:, ::-1]), _corr(d, d[::-1, :])
+    lr, ud = d[:, ::-1], d[::-1, :]
+    if not turned or min(d.shape) <= 4 or d.size > MIRROR_TURNED * ink.shape[0] * ink.shape[1]:
+        return _corr(d, lr), _corr(d, ud)
+    h, w = d.shape
+    turns = [cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), a, 1.0) for a in MIRROR_TURNS]
+    return tuple(max([_corr(d, m)] + [_corr(d, cv2.warpAffine(m, t, (w, h),
+                                                              borderMode=cv2.BORDER_REPLICATE))
+                                      for t in turns]) for m in (lr, ud))
 
 
 def _inset(box: Box, share: float) -> Box:
@@ -1261,20 +1278,22 @@ def _text_runs_on(box: Box, ink: _Ink) -> int:
     return int(cols[-1]) + 1 if near and len(cols) else 0
 
 
-def _ornament(box: Box, ink: _Ink) -> bool:
+def _ornament(box: Box, ink: _Ink, turned: bool = True) -> bool:
     """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
 
     Risk, stated: a sparse, mirror-symmetric line drawing (an apparatus seen from the
-    front) reads as a flourish; engravings are denser than the 15% ink floor.
+    front) reads as a flourish; engravings are denser than the 15% ink floor. ``turned``
+    as in ``_symmetry``.
     """
     bw, bh = box[2] - box[0], box[3] - box[1]
     aspect = bw / max(1, bh)
     if aspect > 3 or aspect < 0.25:
         return True
-    lr, ud = _symmetry(box, ink)
+    lr, ud = _symmetry(box, ink, turned)
     # a frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
     # holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways
-    if min(lr, ud) > FRAME_SYM[0] and min(_symmetry(_inset(box, 1 / 8), ink)) > FRAME_SYM[1]:
+    if (min(lr, ud) > FRAME_SYM[0]
+            and min(_symmetry(_inset(box, 1 / 8), ink, turned)) > FRAME_SYM[1]):
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
