@@ -1135,24 +1135,34 @@ def _symmetry(box: Box, ink: _Ink, turned: bool = True) -> tuple[float, float]:
     (``_mirror_corr``).
 
     A picture's box is asked this three or four times (is it an ornament, are its halves
-    mirrors, the verdict): each page's ``_Ink`` keeps the answers (``mirrors``)."""
+    mirrors, the verdict): each page's ``_Ink`` keeps the answers (``mirrors``), one for
+    a box never turned (a plate, a speck) whichever way it is asked."""
+    turned = turned and _turnable(box, ink)
     found = ink.mirrors.get((box, turned))
     if found is None:
         found = ink.mirrors[box, turned] = _mirror_corr(box, ink, turned)
     return found
 
 
+def _turnable(box: Box, ink: _Ink) -> bool:
+    """Whether a box's mirror is also compared turned: more than a speck, and no bigger
+    than ``MIRROR_TURNED`` of the page (8 more warps of a plate cost milliseconds)."""
+    x0, y0, x1, y1 = box
+    return (min(x1 - x0, y1 - y0) > 4
+            and (x1 - x0) * (y1 - y0) <= MIRROR_TURNED * ink.shape[0] * ink.shape[1])
+
+
 def _mirror_corr(box: Box, ink: _Ink, turned: bool = True) -> tuple[float, float]:
     """``_symmetry`` worked out: blurred by a WORK_SIDE pixel, so a stroke's exact place
     does not count. A scan is seldom square to the page: a shape turned by an angle has
-    its mirror turned by twice that, so a small box is also compared with its mirror
-    turned by ``MIRROR_TURNS``, and the best is its symmetry."""
+    its mirror turned by twice that, so with ``turned`` (a ``_turnable`` box) it is also
+    compared with its mirror turned by ``MIRROR_TURNS``, and the best is its symmetry."""
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1].astype(np.float32)
     if min(d.shape) > 4:
         d = cv2.GaussianBlur(d, (0, 0), ink.px)
     lr, ud = d[:, ::-1], d[::-1, :]
-    if not turned or min(d.shape) <= 4 or d.size > MIRROR_TURNED * ink.shape[0] * ink.shape[1]:
+    if not turned:
         return _corr(d, lr), _corr(d, ud)
     h, w = d.shape
     turns = [cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), a, 1.0) for a in MIRROR_TURNS]

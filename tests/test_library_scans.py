@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 from PIL import Image
@@ -395,8 +394,8 @@ def test_tight_set_lines_read_as_text_at_their_own_pitch(shared_data):
     _page, preview = early(shared_data, "btv1b8626772v_f20.jpg")
     ink, _boxes = F._analyse(preview)
     assert (ink.zone & ink.strong).sum() >= 0.3 * ink.strong.sum()
-    r = cv2.boxFilter(ink.glyphs.astype(np.float32), -1, (round(5 * ink.th), 1))
-    assert text_rhythm._pitch(r, ink.th) <= 8
+    _rhythm, pitch = text_rhythm.rhythm(ink.glyphs, ink.th)
+    assert pitch <= 8
 
 
 def test_a_miniature_on_a_page_scanned_askew_is_still_found(shared_data):
