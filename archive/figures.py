@@ -319,8 +319,9 @@ def _measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] 
 def _ring_stamps(ink: _Ink, boxes: list[Box]) -> list[Box]:
     """Stamps told by their thin round ring (any ink colour, black ones too) that colour
     did not find, looked for only where a box would be kept: a stamp elsewhere is in no
-    crop, and the transform is the dearest step of a page."""
-    kept = [b for b in boxes if _judge(b, ink, 1e-9).kept]  # at any size
+    crop, and the transform is the dearest step of a page. Nor in a box framed all round
+    (a plate, a photograph): whatever a stamp in it glues, the frame bounds the crop."""
+    kept = [b for b in boxes if _judge(b, ink, 1e-9).kept and not _framed(b, ink)]
     if not kept:
         return []
     window = (min(b[0] for b in kept), min(b[1] for b in kept), max(b[2] for b in kept),
