@@ -95,6 +95,11 @@ CHART_PATCHES, CHART_INK = 4, 0.3
 # an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
 # text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
 VIGNETTE_H, FRAMED = 20.0, 0.6
+# an initial hung in the margin starts this many text heights left of its column's lines
+# (bpt6k1521441j f40's cadels: about 3 at preview scale), found from the lines within
+# this many text heights below it (else above), which run on beside it in this share of
+# its rows (the text zone's)
+HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
 MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
 MIRROR_TURNED = 0.15  # of the page: boxes bigger than this (plates) are compared unturned
 FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's frame
@@ -1205,6 +1210,8 @@ def _small_ornament(box: Box, ink: _Ink) -> str:
     core = _core(box, ink) if small else box
     if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
         return "initial"
+    if small and _hung(box, ink):
+        return "initial"
     if not small and _framed(box, ink):
         return ""
     wide = bw >= 0.85 * bh
@@ -1229,6 +1236,38 @@ def _initial(box: Box, ink: _Ink, narrow: float = 0.7) -> bool:
     # a painted ground, about square (a dark standing figure is taller than wide)
     solid = narrow <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
     return (square or solid) and _text_runs_on(box, ink) >= bw
+
+
+def _hung(box: Box, ink: _Ink) -> bool:
+    """An initial hung in the margin (a cadel: a letter penned or cut in flourishes,
+    neither a square block nor a solid one): it starts HUNG text heights or more left of
+    the text column whose lines it begins, reaches into it, and those lines run on at its
+    right. A picture set beside text starts where the column does; one in the margin
+    does not reach into the column."""
+    x0, y0, x1, y1 = box
+    left = _column_left(box, ink)
+    if left is None or not x0 <= left - HUNG * ink.th < x1 - ink.th:
+        return False
+    beside = ink.zone[y0:y1, x1:x1 + int(4 * ink.th) + 1]
+    # a tall cadel spans the gaps between its lines: the zone holds them, glyphs do not
+    return ((beside.size > 0 and float(beside.any(axis=1).mean()) >= ZONE_BESIDE)
+            or _text_runs_on(box, ink) >= x1 - x0)
+
+
+def _column_left(box: Box, ink: _Ink) -> int | None:
+    """Where the lines of text just below the box (else just above it) start: the first
+    ink of their rows, a low quantile (a line's first letter may be a tall capital, a
+    paragraph indented), over the box's width and four times it to its right; None where
+    no text is set there."""
+    x0, y0, x1, y1 = box
+    span = int(LINES_LOOKED * ink.th)
+    cx0, cx1 = max(0, x0 - (x1 - x0)), min(ink.shape[1], x1 + 4 * (x1 - x0))
+    for r0, r1 in ((y1, y1 + span), (y0 - span, y0)):
+        rows = ink.strong[max(0, r0):max(0, r1), cx0:cx1]
+        lit = rows.any(axis=1)
+        if lit.sum() >= 2 * ink.th:
+            return cx0 + int(np.quantile(np.argmax(rows[lit], axis=1), 0.25))
+    return None
 
 
 def _core(box: Box, ink: _Ink) -> Box:

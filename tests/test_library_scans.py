@@ -197,6 +197,22 @@ def test_a_woodcut_initial_eight_lines_deep_is_an_initial(shared_data, side):
     assert any(r.reason == "initial" and r.box[3] - r.box[1] > 0.15 for r in found)
 
 
+@pytest.mark.parametrize("side", [300, 420, 600])
+def test_cadels_hung_in_the_margin_are_initials(shared_data, side):
+    """Two cadels (capitals penned in flourishes, a face in the bowl) begin paragraphs of
+    bpt6k1521441j f40, standing out left of the text column into the margin: neither a
+    square block nor a solid one, they were crops at 6 preview sizes of 9. A shape that
+    starts in the margin, reaches into the column and begins its lines is an initial."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "bpt6k1521441j_f40.jpg")
+    found = F.candidates(at_side(page, side))
+    assert not [r for r in found if r.kept]
+    top, bottom = sorted((r.box for r in found if r.reason == "initial"), key=lambda b: b[1])
+    assert top[0] < 0.18 and bottom[0] < 0.18  # both start in the margin
+    assert top[3] < 0.35 and bottom[1] > 0.5
+
+
 def test_a_woodcut_inside_a_page_frame_is_cut_apart_from_it(shared_data):
     """A title page whose rules frame its title, woodcut and imprint (bpt6k15260973 f9),
     at 340 px: the frame's box held the woodcut but for a few pixels where the woodcut
