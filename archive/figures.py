@@ -100,6 +100,11 @@ VIGNETTE_H, FRAMED = 20.0, 0.6
 # this many text heights below it (else above), which run on beside it in this share of
 # its rows (the text zone's)
 HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
+# a kept box this small (of the page's long side) may be a stamp glued to what it is inked
+# over: round it the accumulator transform proposes rings too (``ring_stamps.rings``),
+# stamps only where set text lies round them in this share of directions, or ink in no
+# more than this share (bare paper), or title letters
+STAMP_BOX, STAMP_ON_TEXT, STAMP_ALONE = 0.25, 0.25, 0.1
 MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
 MIRROR_TURNED = 0.15  # of the page: boxes bigger than this (plates) are compared unturned
 FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's frame
@@ -332,8 +337,25 @@ def _ring_stamps(ink: _Ink, boxes: list[Box]) -> list[Box]:
     window = (min(b[0] for b in kept), min(b[1] for b in kept), max(b[2] for b in kept),
               max(b[3] for b in kept))
     big = ink.strong & ~ink.glyphs
-    return [b for b in ring_stamps.rings(ink.d, ink.strong, big, ink.th, window)
-            if not any(_intersection(b, f) for f in ink.stamps)]
+    side = max(ink.shape)
+    small = [b for b in kept if max(b[2] - b[0], b[3] - b[1]) <= STAMP_BOX * side]
+    found = ring_stamps.rings(ink.d, ink.strong, big, ink.th, window, small,
+                              lambda cx, cy, r: _inked_over(ink, cx, cy, r))
+    return [b for b in found if not any(_intersection(b, f) for f in ink.stamps)]
+
+
+def _inked_over(ink: _Ink, cx: float, cy: float, r: float) -> bool:
+    """Whether what lies round a circle is what a library stamps over: set text (the
+    text zone round it in STAMP_ON_TEXT of the directions), title letters (two or more
+    within 1.75 radii of its centre) or bare paper (ink in STAMP_ALONE of them at most)."""
+    if (ring_stamps.around(ink.zone, cx, cy, r) >= STAMP_ON_TEXT
+            or ring_stamps.around(ink.strong, cx, cy, r) <= STAMP_ALONE):
+        return True
+    box = (int(cx - 2 * r), int(cy - 2 * r), int(cx + 2 * r) + 1, int(cy + 2 * r) + 1)
+    letters = ink.stats[1:][_title_letters(box, ink)]
+    x, y, w, h = (letters[:, k] for k in range(4))
+    nearest = np.hypot(np.clip(cx, x, x + w) - cx, np.clip(cy, y, y + h) - cy)
+    return int((nearest <= 1.75 * r).sum()) >= 2
 
 
 def _disc_mask(w: int, h: int) -> np.ndarray:

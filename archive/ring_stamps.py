@@ -16,6 +16,8 @@ about a pixel off at preview scale, as much as the ring is thick) and judged onc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import cv2
 import numpy as np
 
@@ -32,16 +34,24 @@ EDGE, ROUND = 300, 0.5  # the transform's edge threshold and least circle perfec
 SOLID = 0.45  # most share of strong ink inside the ring: a stamp's legend and emblem
 AROUND = 0.5  # most share of directions in which a picture's big shapes lie just outside
 REFIT = 2.0  # px: how far from the transform's circle its ring is looked for
+CANNY, VOTES = 100, 20  # the accumulator transform's edge threshold and least votes
 _ANGLES = np.linspace(0.0, 2 * np.pi, 90, endpoint=False)
 
 
 def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
-          window: Box | None = None) -> list[Box]:
+          window: Box | None = None, small: Sequence[Box] = (),
+          inked_over: Callable[[float, float, float], bool] | None = None) -> list[Box]:
     """Boxes (px) of the stamps on a page: thin closed rings on its darkness ``d``, not
     solid inside (an icon is a dark disc), and not set in a picture: ``big`` (ink in shapes
     taller than glyphs) does not surround them (a roundel inside a woodcut is ringed by
     the woodcut's own lines). Only circles centred in ``window`` are looked for (the
-    transform costs about 10 ms on a whole preview, a text page's every glyph voting)."""
+    transform costs about 10 ms on a whole preview, a text page's every glyph voting).
+
+    Round each of the ``small`` boxes (a stamp's size) the accumulator transform proposes
+    circles too: a stamp inked across title letters or over text is crossed by them all
+    round, and the gradient transform sees no circle there. Such a circle is a stamp only
+    where ``inked_over`` says that what lies round it is what a library stamps over (a
+    bell skirt's round outline is as thin and as round, with the picture round it)."""
     h, w = d.shape
     lo = int(max(RADIUS[0] * th, SIDE[0] * max(h, w)))
     hi = int(min(RADIUS[1] * th, SIDE[1] * max(h, w)))
@@ -52,18 +62,40 @@ def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
     img = cv2.GaussianBlur(d[wy0:wy1, wx0:wx1], (0, 0), 0.8)
     found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT_ALT, dp=1, minDist=max(4, lo // 2),
                              param1=EDGE, param2=ROUND, minRadius=lo, maxRadius=hi)
+    proposed = [(cx + wx0, cy + wy0, r, False)
+                for cx, cy, r in ([] if found is None else found[0].tolist())]
+    if inked_over is not None:
+        proposed += [(cx, cy, r, True) for b in small for cx, cy, r in _voted(d, b, lo, hi)]
     out: list[Box] = []
-    for cx, cy, r in ([] if found is None else found[0].tolist()):
-        fit = _ringed(d, strong, cx + wx0, cy + wy0, r)
+    for cx, cy, r, voted in proposed:
+        fit = _ringed(d, strong, cx, cy, r)
         if fit is None:
             continue
         cx, cy, r = fit
-        if _disc(strong, cx, cy, 0.8 * r) <= SOLID and _around(big, cx, cy, r) <= AROUND:
+        if voted and inked_over is not None and not inked_over(cx, cy, r):
+            continue
+        if _disc(strong, cx, cy, 0.8 * r) <= SOLID and around(big, cx, cy, r) <= AROUND:
             box = (max(0, int(cx - r - 1)), max(0, int(cy - r - 1)),
                    min(w, int(cx + r + 2)), min(h, int(cy + r + 2)))
             if not any(_overlaps(box, o) for o in out):
                 out.append(box)
     return out
+
+
+def _voted(d: np.ndarray, box: Box, lo: int, hi: int) -> list[tuple[float, float, float]]:
+    """Circles (x, y, r in px) the accumulator transform finds round a small box: its
+    votes add up along a ring that letters break all round."""
+    h, w = d.shape
+    m = max(2, lo // 2)
+    x0, y0 = max(0, box[0] - m), max(0, box[1] - m)
+    x1, y1 = min(w, box[2] + m), min(h, box[3] + m)
+    top = min(hi, max(x1 - x0, y1 - y0) // 2)
+    if top < lo:
+        return []
+    img = cv2.GaussianBlur(d[y0:y1, x0:x1], (0, 0), 0.8)
+    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT, dp=1, minDist=2, param1=CANNY,
+                             param2=VOTES, minRadius=lo, maxRadius=top)
+    return [(cx + x0, cy + y0, r) for cx, cy, r in ([] if found is None else found[0].tolist())]
 
 
 def _ringed(d: np.ndarray, strong: np.ndarray, cx: float, cy: float, r: float
@@ -141,7 +173,7 @@ def _disc(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
     return float(mask[y0:y1, x0:x1][inside].mean()) if inside.any() else 0.0
 
 
-def _around(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
+def around(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
     """Share of directions in which the mask has ink between 1.25 and 1.75 radii out."""
     h, w = mask.shape
     hit = np.zeros(len(_ANGLES), bool)
