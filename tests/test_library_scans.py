@@ -270,6 +270,28 @@ def test_a_stamp_inked_over_text_on_a_scan_is_found(shared_data):
 
 
 @pytest.mark.parametrize(("background", "source", "seed"), [
+    ("dark", "text", 21), ("grey", "text", 1123), ("grey", "moreno", 105), ("dark", "moreno", 2)])
+def test_a_stamp_over_text_whose_ring_is_not_seen_is_no_crop(shared_data, background, source,
+                                                             seed):
+    """Grey, black and faded red stamps inked over set text, their rings lost at preview
+    scale (two red ones re-inked grey, the Bibliothèque royale's black stamp with its
+    arms, a faded red one): the stamp glued the lines under it into one shape, which was kept. The
+    lines beside it run on through it, so its rows rise and fall with theirs: text with
+    a stamp over it, a text block; the page's woodcuts are still crops."""
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    scan = scans.scan(background, source, seed=seed)
+    stamp = scan.others["stamp"]
+    regions = F.candidates(scan.preview())
+    kept = [r.box for r in regions if r.kept]
+    assert not any(E.overlap(stamp, b) > 0.3 for b in kept)
+    assert any(r.reason in ("stamp", "text_block") and E.overlap(stamp, r.box) > 0.5
+               for r in regions)
+    assert len(E.match(scan.boxes, kept)) == len(scan.boxes) == len(kept)
+
+
+@pytest.mark.parametrize(("background", "source", "seed"), [
     ("grey", "moreno", 100), ("white", "moreno", 203), ("dark", "composite", 10)])
 def test_a_pale_stamp_shrunk_to_the_preview_is_found(shared_data, background, source, seed):
     """Real stamps whose thin red lines, at preview scale, mix with the paper under them
