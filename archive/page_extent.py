@@ -55,6 +55,9 @@ LAMP_STEP = 0.1
 # side) darker than this share of the paper on both sides of the cut is one.
 PICTURE_DARK, PICTURE_ROWS = 0.75, 0.05
 ACROSS = 0.03  # of the side, either way of a cut: where the two rules above look
+# a patch of the paper's tone this big against the largest, sharing its sides, is a piece
+# of the same page that a picture cut off
+PIECE = 0.25
 # A white page on a pale card: the page is within BRIGHT levels of its brightest tone,
 # and its edge steps up from the card by EDGE_STEP of that tone within 5 px at 160 px
 BRIGHT, EDGE_STEP = 6, 0.04
@@ -182,7 +185,7 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     levels = _paper_levels(lab[..., 0])
     for level in levels:
         mask = _near(lab, level)
-        patch = _largest(mask)
+        patch = _joined(mask)
         if patch is None:
             continue
         x, y, bw, bh, a = patch
@@ -202,6 +205,35 @@ def _largest(mask: np.ndarray) -> list[int] | None:
     when the mask is empty."""
     n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
     return None if n < 2 else stats[1 + int(np.argmax(stats[1:, 4]))].tolist()
+
+
+def _joined(mask: np.ndarray) -> list[int] | None:
+    """The mask's largest 4-connected patch, joined with the patches that share both its
+    sides (within ACROSS of the image's side) and meet it across at most that much: a
+    picture as wide as the page's paper can cut that paper in two (a roundel whose widest
+    row all but touches its plate mark, once a scan is darker), and a half page is not
+    the page. x, y, width, height and area (px); None when the mask is empty."""
+    n, _lab, stats, _c = components.with_stats(mask, connectivity=4)
+    if n < 2:
+        return None
+    h, w = mask.shape
+    tol = (max(2, round(ACROSS * w)), max(2, round(ACROSS * h)))
+    patches = sorted(stats[1:].tolist(), key=lambda s: -s[4])
+    x, y, bw, bh, a = patches[0]
+    box = [x, y, x + bw, y + bh]
+    for px, py, pw, ph, pa in patches[1:]:
+        if pa < PIECE * a:
+            break
+        other = (px, py, px + pw, py + ph)
+        for along in (0, 1):  # stacked (sharing the sides), then side by side
+            lo, hi, gap = along, along + 2, 1 - along
+            if (abs(other[lo] - box[lo]) <= tol[along] and abs(other[hi] - box[hi]) <= tol[along]
+                    and max(other[gap], box[gap]) - min(other[gap + 2], box[gap + 2]) <= tol[gap]):
+                box = [min(box[0], other[0]), min(box[1], other[1]),
+                       max(box[2], other[2]), max(box[3], other[3])]
+                a += pa
+                break
+    return [box[0], box[1], box[2] - box[0], box[3] - box[1], a]
 
 
 def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | None:

@@ -70,6 +70,19 @@ def test_a_lamp_falling_off_towards_the_corners_cuts_no_strip_off_the_page(share
     assert (x1 - x0) * (y1 - y0) >= 0.95
 
 
+def test_a_roundel_as_wide_as_the_paper_leaves_the_page_whole(shared_data):
+    """The Wolfenbüttel emblem book's roundel (qun-607-5 p27) scanned darker (gamma 1.6):
+    at its widest row it all but touches its plate mark, and the darker paper there
+    closed, cutting the page's paper in two; the lower half was taken for the page and
+    the roundel lay outside it, no crop. The halves share the page's sides: one page."""
+    page, preview = scanned(shared_data, "qun-607-5_00001-00179.pdf_page_27.jpg",
+                            "darker (gamma 1.6)")
+    found = F.find(preview)
+    assert inside(page.truth[0], found.page)
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
+
+
 def test_no_facing_page_cut_runs_through_a_miniature(shared_data):
     """btv1b8626772v f22 under the lamp: only its right side fades (the left is the
     scan's edge), so it looked like a facing page, and the cut ran through the right
