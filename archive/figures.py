@@ -117,6 +117,11 @@ FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's
 # and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
 # paper, measured 1-2% of its strip, stains 10-60%)
 STAIN, STAIN_TONE = 2.0, 0.05
+# a page whose darkest ink (its 99.9th percentile, levels below the paper) is paler than
+# this holds no print: a blank verso with the plate behind it showing through (a real
+# page mirrored and blurred at 10-20% of its contrast: 25-52), or a stain. Printed pages
+# measured 61 at the least, scanned at 55% of their contrast (84 as published)
+UNPRINTED = 56
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
@@ -186,6 +191,12 @@ class _Ink:
         big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
                          np.ones((3, 3), np.uint8)) > 0
         return (self.zone & self.weak & ~big) | (self.rubric & self.weak)
+
+    @cached_property
+    def darkest(self) -> int:
+        """The page's darkest ink: the 99.9th percentile of its darkness below the paper."""
+        cum = np.cumsum(np.bincount(self.d.ravel(), minlength=256))
+        return int(np.searchsorted(cum, 0.999 * cum[-1]))
 
     @property
     def px(self) -> float:
@@ -1423,6 +1434,14 @@ def _faint(box: Box, ink: _Ink) -> bool:
             and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
 
 
+def _unprinted(ink: _Ink) -> bool:
+    """A page with no print on it, only what shows through from the other side (a blank
+    verso behind a plate: the plate mirrored, faint and blurred) or stains: its darkest
+    ink is paler than any printed page's (``UNPRINTED``). Paper scanned pure white counts
+    too: a scan clipped to white still shows what lies behind."""
+    return ink.darkest < UNPRINTED
+
+
 def _at_edge(box: Box, ink: _Ink) -> bool:
     """A narrow or a faint shape at the paper's edge: binding thread, a torn, curled or
     shadowed margin."""
@@ -1469,6 +1488,8 @@ def _shape_verdict(box: Box, ink: _Ink) -> tuple[float, str, str]:
     The dearest part of a page's judging; ``_ring_stamps`` asks it of every box before
     ``find`` does, so each page's ``_Ink`` keeps the answers (``verdicts``).
     """
+    if _unprinted(ink):
+        return 0.1, "engraving", "faint"
     if _at_edge(box, ink):
         return 0.1, "engraving", "page_edge"
     if _chart(box, ink):

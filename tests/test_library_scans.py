@@ -6,6 +6,7 @@ bench/scans.py with exact boxes (numbers: python -m bench.figure_eval).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +82,29 @@ def test_a_roundel_as_wide_as_the_paper_leaves_the_page_whole(shared_data):
     assert inside(page.truth[0], found.page)
     kept = [r.box for r in found.regions if r.kept]
     assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
+
+
+@pytest.mark.parametrize(("name", "crops"), [("lat_bnf-bpt6k533863_12_7046b_default.jpg", 1),
+                                             ("bpt6k831536_f23.jpg", 0),
+                                             ("bpt6k15260973_f19.jpg", 1)])
+def test_a_blank_verso_with_the_plate_showing_through_gives_no_crop(shared_data, name, crops):
+    """A plate's blank back, scanned as libraries scan every leaf: the woodcut shows
+    through mirrored, blurred and faint (``bench.show_through``: the real page at 10% and
+    15% of its print's depth; the first two scanned on paper clipped to white, their
+    versos were crops before). Its darkest ink is paler than any printed page's, so
+    nothing on it is a crop; the printed side keeps its woodcut."""
+    from bench.show_through import verso
+
+    page, preview = early(shared_data, name)
+    assert len(F.figures(preview)) == crops
+    with Image.open(shared_data / page.name) as im:
+        rgb = np.asarray(im.convert("RGB"))
+    for strength in (0.1, 0.15):
+        out = io.BytesIO()
+        Image.fromarray(verso(rgb, strength)).save(out, "JPEG", quality=90)
+        regions = F.candidates(E.jpeg_preview(out.getvalue()))
+        assert not any(r.kept for r in regions), strength
+        assert all(r.reason in ("faint", "outside_page", "stamp") for r in regions)
 
 
 def test_no_facing_page_cut_runs_through_a_miniature(shared_data):
