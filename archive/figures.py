@@ -118,10 +118,11 @@ FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's
 # paper, measured 1-2% of its strip, stains 10-60%)
 STAIN, STAIN_TONE = 2.0, 0.05
 # a page whose darkest ink (its 99.9th percentile, levels below the paper) is paler than
-# this holds no print: a blank verso with the plate behind it showing through (a real
-# page mirrored and blurred at 10-20% of its contrast: 25-52), or a stain. Printed pages
-# measured 61 at the least, scanned at 55% of their contrast (84 as published)
-UNPRINTED = 56
+# this holds no print: a blank verso with the plate behind it showing through (real pages
+# made versos at 10% and 15% of their print's depth, those cropped: 25-39), or a stain.
+# Pages with pictures measured 113 at the least as published, and 45 washed out to 40% of
+# their contrast (above this, lest a washed-out scan lose its plates)
+UNPRINTED = 42
 _MIN_SIDE = 16  # px: smaller previews have no readable layout
 
 
