@@ -19,6 +19,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from archive import levels
+
 Box = tuple[int, int, int, int]
 CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink
 # A stamp's thin lines, shrunk to the preview, mix with the paper and the print under
@@ -50,14 +52,15 @@ def coloured(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA
     lab = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)
     if not paper.any():
         paper = np.ones(paper.shape, bool)
-    pa, pb = _median(lab[..., 1][paper]) - 128, _median(lab[..., 2][paper]) - 128
+    pa = levels.quantile(lab[..., 1][paper], 0.5) - 128
+    pb = levels.quantile(lab[..., 2][paper], 0.5) - 128
     a, b = lab[..., 1].astype(np.int16) - 128, lab[..., 2].astype(np.int16) - 128
     ab = np.stack([a - pa, b - pb])
     off2 = ab[0] * ab[0] + ab[1] * ab[1]
     tint2 = pa * pa + pb * pb
     own = np.sqrt((a * a + b * b).astype(np.float32))
     mask = ((off2 >= chroma * chroma) & (own >= np.sqrt(tint2) + 5)
-            & (lab[..., 0] <= _median(lab[..., 0][paper]) - 8))
+            & (lab[..., 0] <= levels.quantile(lab[..., 0][paper], 0.5) - 8))
     if tint2 >= 25:  # a tinted paper: ink that only deepens its tint is brown, or a stain
         cos = (ab[0] * pa + ab[1] * pb) / np.sqrt(np.maximum(1, off2 * tint2).astype(np.float32))
         mask &= cos <= np.cos(np.radians(PAPER_HUE))
@@ -74,11 +77,6 @@ def has_colour(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA) -> bo
     most pages are black on paper, and they skip the rest."""
     return bool(coloured(rgb[::4, ::4], paper[::4, ::4], chroma)[0].mean() >= 0.0005)
 
-
-def _median(values: np.ndarray) -> int:
-    """Median of uint8 values by their histogram."""
-    cum = np.cumsum(np.bincount(values, minlength=256))
-    return int(np.searchsorted(cum, cum[-1] / 2))
 
 
 def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:

@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import components, ring_stamps, second_look
+from archive import components, levels, ring_stamps, second_look
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
@@ -196,8 +196,7 @@ class _Ink:
     @cached_property
     def darkest(self) -> int:
         """The page's darkest ink: the 99.9th percentile of its darkness below the paper."""
-        cum = np.cumsum(np.bincount(self.d.ravel(), minlength=256))
-        return int(np.searchsorted(cum, 0.999 * cum[-1]))
+        return levels.quantile(self.d, 0.999)
 
     @property
     def px(self) -> float:

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import components
+from archive import components, levels
 
 Box = tuple[float, float, float, float]
 WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
@@ -155,7 +155,7 @@ def _near(lab: np.ndarray, level: float) -> np.ndarray:
     and of its hue (a cream page is not a white card, nor a grey one)."""
     light = lab[..., 0]
     near = (light >= level - 8) & (light <= level + 8)
-    a, b = _median(lab[..., 1][near]), _median(lab[..., 2][near])
+    a, b = levels.quantile(lab[..., 1][near], 0.5), levels.quantile(lab[..., 2][near], 0.5)
     chroma = float(np.hypot(a - 128, b - 128))
     tol = max(8.0, 0.6 * chroma)
     da = lab[..., 1].astype(np.int16) - a
@@ -164,11 +164,6 @@ def _near(lab: np.ndarray, level: float) -> np.ndarray:
             & (da * da + db * db <= tol * tol)).astype(np.uint8)
     return cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
 
-
-def _median(values: np.ndarray) -> int:
-    """Median of uint8 values by their histogram (a sort of a whole page costs more)."""
-    cum = np.cumsum(np.bincount(values, minlength=256))
-    return int(np.searchsorted(cum, cum[-1] / 2))
 
 
 def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -247,7 +242,8 @@ def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | N
     """
     h, w = lab.shape[:2]
     light = lab[..., 0]
-    if _median(_rim(lab)[:, 0]) >= level - BRIGHT:  # the rim is as bright: no card shows
+    # the rim is as bright: no card shows
+    if levels.quantile(_rim(lab)[:, 0], 0.5) >= level - BRIGHT:
         return None
     mask = (_near(lab, level) & (light >= level - BRIGHT)).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))

@@ -312,9 +312,9 @@ def test_a_stamp_over_text_whose_ring_is_not_seen_is_no_crop(shared_data, backgr
                                                              seed):
     """Grey, black and faded red stamps inked over set text, their rings lost at preview
     scale (two red ones re-inked grey, the Bibliothèque royale's black stamp with its
-    arms, a faded red one): the stamp glued the lines under it into one shape, which was kept. The
-    lines beside it run on through it, so its rows rise and fall with theirs: text with
-    a stamp over it, a text block; the page's woodcuts are still crops."""
+    arms, a faded red one): the stamp glued the lines under it into one shape, which was
+    kept. The lines beside it run on through it, so its rows rise and fall with theirs:
+    text with a stamp over it, a text block; the page's woodcuts are still crops."""
     from bench import composites, scans
 
     E.DATA = composites.DATA = scans.DATA = shared_data
