@@ -46,6 +46,7 @@ import simplejpeg
 from PIL import Image
 
 from archive import figures as F
+from archive import reader
 from archive.boxes import area, iou
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,10 +72,15 @@ def jpeg_preview(data: bytes, side: int | None = None) -> Image.Image:
 
 
 def render_preview(img: Image.Image, side: int | None = None) -> Image.Image:
-    """What the reader shows for a rendered (non-JPEG) page: an area resize to the side."""
+    """What the reader shows for a page MuPDF renders whose scan is this image: an area
+    resize to the size its JPEG would preview at (an MRC page, a PNG scan), or for a
+    1-bit scan to the side."""
     side = side or preview_side()
-    f = side / max(img.size)
-    size = (max(1, round(img.width * f)), max(1, round(img.height * f)))
+    if img.mode == "1":
+        f = side / max(img.size)
+        size = (max(1, round(img.width * f)), max(1, round(img.height * f)))
+    else:
+        size = reader._dct_size(img.width, img.height, side)
     return img.convert("RGB").resize(size, Image.Resampling.BOX)
 
 
