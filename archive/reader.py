@@ -425,32 +425,34 @@ def _jpx_preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image | None:
 
 
 def _scan_side(page: pymupdf.Page, side: int) -> int:
-    """The long side MuPDF renders a page's preview at: that of the JPEG preview of its
-    biggest continuous-tone image of the page's own shape (``_dct_size``), else ``side``.
+    """The long side MuPDF renders a page's preview at: where the page holds a
+    continuous-tone image of its own shape (a scan), that of the JPEG preview of its
+    biggest image of that shape, masks included (``_dct_size``); else ``side``.
 
-    archive.org's PDFs are MRC: the ink as a 1-bit mask at full resolution over a colour
-    background at a third of it. Rendered at ``side`` such a page showed the finder a
-    smaller page than the same scan as a JPEG does (412-550 px at 300-400 dpi): on
-    chapbook pages laid out so, 3 of their 26 woodcuts were lost at 360 px and none at the
-    JPEG's size (``bench.mrc``). A 1-bit scan (CCITT, JBIG2) keeps ``side``: the finder's
-    rules for binarized pages were measured there, and binarized composites rendered at
-    their JPEG's size lost 2 of 47 pictures. The shape stands in for where an image is
-    drawn: asking MuPDF (``get_image_info``) decodes every JPEG 2000 layer.
+    archive.org's PDFs are MRC: the ink as a 1-bit mask at full resolution (a soft mask,
+    or an older PDF's stencil) over a colour background at a third of it. Rendered at
+    ``side`` such a page showed the finder a smaller page than the same scan as a JPEG
+    does (412-550 px at 300-400 dpi): on chapbook pages laid out so, 3 of their 26 woodcuts
+    were lost at 360 px and none at the JPEG's size (``bench.mrc``). A 1-bit scan alone
+    (CCITT, JBIG2) keeps ``side``: the finder's rules for binarized pages were measured
+    there, and binarized composites rendered at their JPEG's size lost 2 of 47 pictures.
+    The shape stands in for where an image is drawn: asking MuPDF (``get_image_info``)
+    decodes every JPEG 2000 layer.
     """
     rect = page.rect
     if rect.width <= 0 or rect.height <= 0:
         return side
     shape = min(rect.width, rect.height) / max(rect.width, rect.height)
     try:
-        sizes = [_with_mask(page.parent, smask, w, h)
-                 for _x, smask, w, h, bpc, *_ in page.get_images(full=True) if bpc > 1]
+        images = [(_with_mask(page.parent, smask, w, h), bpc)
+                  for _x, smask, w, h, bpc, *_ in page.get_images(full=True)]
     except Exception:  # a broken resource dictionary: the render will say
         return side
-    sizes = [(w, h) for w, h in sizes
-             if w > 0 and h > 0 and abs(min(w, h) / max(w, h) - shape) <= SAME_SHAPE]
-    if not sizes:
+    shaped = [(size, bpc) for size, bpc in images if min(size) > 0
+              and abs(min(size) / max(size) - shape) <= SAME_SHAPE]
+    if not any(bpc > 1 for _size, bpc in shaped):
         return side
-    w, h = max(sizes, key=lambda s: s[0] * s[1])
+    w, h = max((size for size, _bpc in shaped), key=lambda s: s[0] * s[1])
     return max(side, max(_dct_size(w, h, side)))
 
 

@@ -83,6 +83,24 @@ def test_a_grey_scan_mupdf_renders_is_previewed_at_its_jpegs_size(shared_data, t
     assert max(reader.read_page(doc, 0).preview.size) == reader.PREVIEW_SIDE
 
 
+def test_an_older_mrc_page_is_sized_by_its_full_resolution_stencil(shared_data, tmp_path):
+    """LuraTech's MRC, in older archive.org PDFs: a 1-bit image of the ink at full
+    resolution drawn over a background at a third of it."""
+    with Image.open(shared_data / "figures" / "moreno" / "images" / PAGE) as im:
+        full = im.convert("L").resize((3 * im.width, 3 * im.height))  # 3324 x 4800
+    bits = full.point(lambda v: 255 * (v > 128)).convert("1")
+    doc = pymupdf.open()
+    page = doc.new_page(width=full.width * 72 / 400, height=full.height * 72 / 400)
+    for layer in (full.resize((im.width, im.height)), bits):
+        buf = io.BytesIO()
+        layer.save(buf, "JPEG" if layer.mode == "L" else "PNG")
+        page.insert_image(page.rect, stream=buf.getvalue())
+    doc.save(tmp_path / "luratech.pdf")
+    got = reader.read_page(reader.open_pdf(tmp_path / "luratech.pdf"), 0)
+    assert got.jpeg is None
+    assert max(got.preview.size) == 600  # the stencil's 1/8; the background's would be 400
+
+
 def test_a_page_whose_images_are_not_its_scan_keeps_the_preview_side(tmp_path):
     """A born-digital page with a picture of another shape: nothing says what resolution
     the page has, so it is rendered at PREVIEW_SIDE as before."""
