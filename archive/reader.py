@@ -203,8 +203,11 @@ def read_page(
         rect = page.rect
         if rect.width <= 0 or rect.height <= 0:
             raise BadPage("page has an empty MediaBox")
+        side, size = preview_side, _scan_size(page)
+        if size is not None:  # a scan MuPDF must render: previewed as its JPEG would be
+            side = max(side, max(_dct_size(*size, preview_side)))
         scale = _safe_scale(rect.width, rect.height, scale)
-        zoom = max(_scan_side(page, preview_side) / max(rect.width, rect.height), 0.05)
+        zoom = max(side / max(rect.width, rect.height), 0.05)
         preview = _render(page, min(zoom, scale))
         w, h = round(rect.width * scale), round(rect.height * scale)
         return Page(doc, index, preview, w, h, None, 0, scale)
@@ -424,36 +427,36 @@ def _jpx_preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image | None:
         return None
 
 
-def _scan_side(page: pymupdf.Page, side: int) -> int:
-    """The long side MuPDF renders a page's preview at: where the page holds a
-    continuous-tone image of its own shape (a scan), that of the JPEG preview of its
-    biggest image of that shape, masks included (``_dct_size``); else ``side``.
+def _scan_size(page: pymupdf.Page) -> tuple[int, int] | None:
+    """The pixel size of the scan a page MuPDF must render is, if it is one: where the page
+    holds a continuous-tone image of its own shape, its biggest image of that shape, masks
+    included; else None. ``read_page`` previews such a page at the size its JPEG would
+    preview at (``_dct_size``).
 
     archive.org's PDFs are MRC: the ink as a 1-bit mask at full resolution (a soft mask,
     or an older PDF's stencil) over a colour background at a third of it. Rendered at
-    ``side`` such a page showed the finder a smaller page than the same scan as a JPEG
-    does (412-550 px at 300-400 dpi): on chapbook pages laid out so, 3 of their 26 woodcuts
-    were lost at 360 px and none at the JPEG's size (``bench.mrc``). A 1-bit scan alone
-    (CCITT, JBIG2) keeps ``side``: the finder's rules for binarized pages were measured
-    there, and binarized composites rendered at their JPEG's size lost 2 of 47 pictures.
-    The shape stands in for where an image is drawn: asking MuPDF (``get_image_info``)
-    decodes every JPEG 2000 layer.
+    360 px such a page showed the finder a smaller page than the same scan as a JPEG
+    does (412-550 px at 300-400 dpi): on chapbook pages laid out so, 3 of their 26
+    woodcuts were lost, and none at the JPEG's size (``bench.mrc``). A 1-bit scan alone
+    (CCITT, JBIG2) is left as it was: the finder's rules for binarized pages were measured
+    at 360 px, and binarized composites rendered at their JPEG's size lost 2 of 47
+    pictures. The shape stands in for where an image is drawn: asking MuPDF
+    (``get_image_info``) decodes every JPEG 2000 layer.
     """
     rect = page.rect
     if rect.width <= 0 or rect.height <= 0:
-        return side
+        return None
     shape = min(rect.width, rect.height) / max(rect.width, rect.height)
     try:
         images = [(_with_mask(page.parent, smask, w, h), bpc)
                   for _x, smask, w, h, bpc, *_ in page.get_images(full=True)]
     except Exception:  # a broken resource dictionary: the render will say
-        return side
+        return None
     shaped = [(size, bpc) for size, bpc in images if min(size) > 0
               and abs(min(size) / max(size) - shape) <= SAME_SHAPE]
     if not any(bpc > 1 for _size, bpc in shaped):
-        return side
-    w, h = max((size for size, _bpc in shaped), key=lambda s: s[0] * s[1])
-    return max(side, max(_dct_size(w, h, side)))
+        return None
+    return max((size for size, _bpc in shaped), key=lambda s: s[0] * s[1])
 
 
 def _with_mask(doc: pymupdf.Document, smask: int, w: int, h: int) -> tuple[int, int]:
