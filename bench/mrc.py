@@ -71,14 +71,15 @@ def _encoded(arr: np.ndarray, fmt: str, **kw) -> bytes:
     return buf.getvalue()
 
 
-def add_mrc_page(doc: pymupdf.Document, rgb: np.ndarray, dpi: int = DPI) -> None:
+def add_mrc_page(doc: pymupdf.Document, rgb: np.ndarray, dpi: int = DPI,
+                 ds: int = DOWNSAMPLE, rate: int = JP2_RATE) -> None:
     """One page laid out as recode_pdf lays it (the mask as PNG, not JBIG2: MuPDF
     renders either the same)."""
     h, w = rgb.shape[:2]
     rect = pymupdf.Rect(0, 0, w * 72 / dpi, h * 72 / dpi)
-    bg, fg, ink = mrc_layers(rgb)
+    bg, fg, ink = mrc_layers(rgb, ds)
     page = doc.new_page(width=rect.width, height=rect.height)
-    jp2 = {"quality_mode": "rates", "quality_layers": [JP2_RATE]}
+    jp2 = {"quality_mode": "rates", "quality_layers": [rate]}
     page.insert_image(rect, stream=_encoded(bg, "JPEG2000", **jp2))
     page.insert_image(rect, stream=_encoded(fg, "JPEG2000", **jp2),
                       mask=_encoded(np.where(ink, 255, 0).astype(np.uint8), "PNG"))
@@ -108,13 +109,14 @@ def _kept(preview: Image.Image) -> list:
     return [r.box for r in F.figures(preview)]
 
 
-def run(pages: list[Page], scale: int, folder: Path) -> dict[str, list]:
+def run(pages: list[Page], scale: int, folder: Path, ds: int = DOWNSAMPLE,
+        rate: int = JP2_RATE) -> dict[str, list]:
     """Kept boxes of every page three ways, and the seconds each preview took."""
     plain, mrc = pymupdf.open(), pymupdf.open()
     for p in tqdm(pages, desc="laying out", unit="page"):
         rgb = _scan(p, scale)
         add_jpeg_page(plain, rgb)
-        add_mrc_page(mrc, rgb)
+        add_mrc_page(mrc, rgb, ds=ds, rate=rate)
     for name, doc in (("plain", plain), ("mrc", mrc)):
         doc.save(folder / f"{name}.pdf", garbage=3)
         doc.close()
@@ -140,14 +142,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--every", type=int, default=3, help="every Nth early page (chapbooks: 4N/3)")
     ap.add_argument("--scale", type=int, default=3, help="the shipped pages enlarged this much")
+    ap.add_argument("--downsample", type=int, default=DOWNSAMPLE, help="of the colour layers")
+    ap.add_argument("--rate", type=int, default=JP2_RATE, help="JPEG 2000 compression, 1/N")
     args = ap.parse_args()
     sets = {"early printed books": early_pages()[::args.every],
             "chapbooks": moreno_pages()[::max(1, 4 * args.every // 3)]}
     pages = [p for ps in sets.values() for p in ps]
     with tempfile.TemporaryDirectory() as tmp:
-        out = run(pages, args.scale, Path(tmp))
+        out = run(pages, args.scale, Path(tmp), args.downsample, args.rate)
     print(f"{len(pages)} pages at {args.scale}x their shipped size, {DPI} dpi; MRC layers "
-          f"at 1/{DOWNSAMPLE}, JPEG 2000 1/{JP2_RATE}")
+          f"at 1/{args.downsample}, JPEG 2000 1/{args.rate}")
     for way, (kept, seconds) in out.items():
         sides = sorted(max(size) for _, size in kept)
         print(f"{way}: preview {seconds / len(pages) * 1000:.0f} ms a page, long side "
