@@ -41,19 +41,19 @@ JP2_RATE = 30  # the layers' JPEG 2000 compression (1/30 of the raw size)
 def _fill(rgb: np.ndarray, keep: np.ndarray, sigma: float) -> np.ndarray:
     """Every pixel not in ``keep`` from its kept neighbours (recode_pdf's optimise step,
     which keeps each layer smooth where the other one shows)."""
+    img = rgb.astype(np.float32).reshape(*rgb.shape[:2], -1)  # a grey page: one channel
     w = keep.astype(np.float32)
-    num = cv2.GaussianBlur(rgb.astype(np.float32) * w[..., None], (0, 0), sigma)
+    num = cv2.GaussianBlur(img * w[..., None], (0, 0), sigma).reshape(img.shape)
     den = cv2.GaussianBlur(w, (0, 0), sigma)[..., None]
-    out = rgb.astype(np.float32)
-    out[~keep] = (num / np.maximum(den, 1e-4))[~keep]
-    return np.clip(out, 0, 255).astype(np.uint8)
+    img[~keep] = (num / np.maximum(den, 1e-4))[~keep]
+    return np.clip(img, 0, 255).astype(np.uint8).reshape(rgb.shape)
 
 
 def mrc_layers(rgb: np.ndarray, ds: int = DOWNSAMPLE
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(background, foreground, mask) of an RGB page: the mask a Sauvola threshold of the
     whole page at full size, the two colour layers ``ds`` times smaller."""
-    grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).astype(np.float32)
+    grey = (rgb if rgb.ndim == 2 else cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)).astype(np.float32)
     h, w = grey.shape
     win = (max(h, w) // 60) | 1
     mean = cv2.boxFilter(grey, -1, (win, win))
@@ -91,9 +91,9 @@ def add_jpeg_page(doc: pymupdf.Document, rgb: np.ndarray, dpi: int = DPI) -> Non
     page.insert_image(page.rect, stream=_encoded(rgb, "JPEG", quality=90))
 
 
-def _scan(page: Page, scale: int) -> np.ndarray:
+def _scan(page: Page, scale: int, grey: bool = False) -> np.ndarray:
     with Image.open(DATA / page.name) as im:
-        rgb = np.asarray(im.convert("RGB"))
+        rgb = np.asarray(im.convert("L" if grey else "RGB"))
     if scale == 1:
         return rgb
     return cv2.resize(rgb, (rgb.shape[1] * scale, rgb.shape[0] * scale),
@@ -110,11 +110,11 @@ def _kept(preview: Image.Image) -> list:
 
 
 def run(pages: list[Page], scale: int, folder: Path, ds: int = DOWNSAMPLE,
-        rate: int = JP2_RATE) -> dict[str, list]:
+        rate: int = JP2_RATE, grey: bool = False) -> dict[str, list]:
     """Kept boxes of every page three ways, and the seconds each preview took."""
     plain, mrc = pymupdf.open(), pymupdf.open()
     for p in tqdm(pages, desc="laying out", unit="page"):
-        rgb = _scan(p, scale)
+        rgb = _scan(p, scale, grey)
         add_jpeg_page(plain, rgb)
         add_mrc_page(mrc, rgb, ds=ds, rate=rate)
     for name, doc in (("plain", plain), ("mrc", mrc)):
@@ -144,14 +144,15 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=3, help="the shipped pages enlarged this much")
     ap.add_argument("--downsample", type=int, default=DOWNSAMPLE, help="of the colour layers")
     ap.add_argument("--rate", type=int, default=JP2_RATE, help="JPEG 2000 compression, 1/N")
+    ap.add_argument("--grey", action="store_true", help="grey scans (microfilm, --grayscale-pdf)")
     args = ap.parse_args()
     sets = {"early printed books": early_pages()[::args.every],
             "chapbooks": moreno_pages()[::max(1, 4 * args.every // 3)]}
     pages = [p for ps in sets.values() for p in ps]
     with tempfile.TemporaryDirectory() as tmp:
-        out = run(pages, args.scale, Path(tmp), args.downsample, args.rate)
+        out = run(pages, args.scale, Path(tmp), args.downsample, args.rate, args.grey)
     print(f"{len(pages)} pages at {args.scale}x their shipped size, {DPI} dpi; MRC layers "
-          f"at 1/{args.downsample}, JPEG 2000 1/{args.rate}")
+          f"at 1/{args.downsample}, JPEG 2000 1/{args.rate}{', grey' if args.grey else ''}")
     for way, (kept, seconds) in out.items():
         sides = sorted(max(size) for _, size in kept)
         print(f"{way}: preview {seconds / len(pages) * 1000:.0f} ms a page, long side "
