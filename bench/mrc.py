@@ -11,7 +11,7 @@ the finder is scored on the same page as a plain JPEG, as an MRC page rendered a
 size its JPEG would preview at (what the reader does), and as an MRC page rendered at
 PREVIEW_SIDE (what it did before).
 
-    python -m bench.mrc [--every N] [--scale S]
+    python -m bench.mrc [--every N] [--scale S] [--downsample D] [--rate R] [--grey]
 """
 
 from __future__ import annotations
