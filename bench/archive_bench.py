@@ -9,7 +9,9 @@ In one run, on the same file:
 Then ours again on a >= 2 GB version of the PDF, to show peak RSS stays flat.
 
 ``--jpx`` runs the same table on the magazine's scans as JPEG 2000 (archive.org's PDFs),
-whose fast path decodes a coarse wavelet level instead of MuPDF's whole scan.
+whose fast path decodes a coarse wavelet level instead of MuPDF's whole scan. ``--mrc``
+runs it on the magazine laid out as archive.org's own PDFs are (``bench.mrc``: a colour
+background at a third, the ink as a full-resolution mask), which MuPDF renders.
 
 ``--text-layer`` measures instead what reading each figure's printed title costs: the
 same magazine with an invisible OCR text layer on every page (body text, and each
@@ -24,6 +26,7 @@ that run every tool once, so a slow spell of a shared machine falls on all of th
 
     python bench/archive_bench.py [--pages 300] [--repeat 2] [--big-gb 2.0] [--skip-big]
     python bench/archive_bench.py --jpx [--pages 60] [--repeat 2]
+    python bench/archive_bench.py --mrc [--pages 60] [--repeat 2]
     python bench/archive_bench.py --text-layer [--repeat 3] [--workers 1]
     python bench/archive_bench.py --where [--pages 300]   # one process's CPU, step by step
 """
@@ -50,7 +53,13 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.magazine import jpx_pool, page_pool, pages_for_gb, write_magazine_pdf  # noqa: E402
+from bench.magazine import (  # noqa: E402
+    jpx_pool,
+    page_pool,
+    pages_for_gb,
+    write_magazine_pdf,
+    write_mrc_pdf,
+)
 from bench.rss import tree_rss_mb  # noqa: E402
 
 
@@ -356,6 +365,8 @@ def main() -> None:
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--jpx", action="store_true",
                         help="the scans as JPEG 2000, as archive.org's PDFs (no large file)")
+    parser.add_argument("--mrc", action="store_true",
+                        help="the scans laid out as archive.org's own PDFs are (MRC layers)")
     parser.add_argument("--text-layer", action="store_true",
                         help="the cost of printed_text on a magazine with an OCR text layer")
     parser.add_argument("--workers", type=int, default=1, help="with --text-layer")
@@ -381,10 +392,13 @@ def main() -> None:
         tmp = Path(tmp)
         pool = jpx_pool(page_pool()) if args.jpx else page_pool()
         small = tmp / "magazine.pdf"
-        kinds = write_magazine_pdf(small, args.pages, pool)
+        if args.mrc:
+            kinds = write_mrc_pdf(small, args.pages, pool)
+        else:
+            kinds = write_magazine_pdf(small, args.pages, pool)
         settle(small)
         mb = small.stat().st_size / 2**20
-        codec = "JPEG 2000" if args.jpx else "JPEG"
+        codec = "MRC (archive.org's layers)" if args.mrc else "JPEG 2000" if args.jpx else "JPEG"
         print(f"bench file: {args.pages} pages of 300-dpi {codec} scans, {mb:.0f} MB, "
               f"{kinds.count('plate')} engraving plates; {args.repeat} rounds, each running "
               "every tool once, the fastest run of each shown\n")
@@ -402,7 +416,7 @@ def main() -> None:
               f"{ours / page_s:.2f}x the time of page mode; load average "
               f"{os.getloadavg()[0]:.2f} (a busy machine slows every tool, not equally)")
 
-        if args.skip_big or args.jpx:
+        if args.skip_big or args.jpx or args.mrc:
             return
         big = tmp / "magazine-big.pdf"
         n = pages_for_gb(args.big_gb, pool)

@@ -237,6 +237,32 @@ def write_magazine_pdf(
     return kinds
 
 
+def write_mrc_pdf(out: str | Path, pages: int, pool: list[tuple[str, bytes]] | None = None,
+                  seed: int = 0) -> list[str]:
+    """The magazine as archive.org's own PDFs lay a scan out (MRC, ``bench.mrc``): each
+    distinct page layered once, the pages drawn in the plain PDF's order; returns each
+    page's kind."""
+    import pymupdf
+
+    from bench.mrc import add_mrc_page
+
+    pool = pool or page_pool(seed=seed)
+    layered = pymupdf.open()
+    for _kind, data in pool:
+        add_mrc_page(layered, np.asarray(Image.open(io.BytesIO(data)).convert("RGB")), dpi=DPI)
+    texts = [i for i, p in enumerate(pool) if p[0] == "text"]
+    plates = [i for i, p in enumerate(pool) if p[0] == "plate"]
+    rng = np.random.default_rng(seed + 1)  # the plain PDF's draws: the same page kinds
+    doc, kinds = pymupdf.open(), []
+    for _ in range(pages):
+        group = plates if rng.random() < 0.3 else texts
+        i = group[int(rng.integers(3))]
+        kinds.append(pool[i][0])
+        doc.insert_pdf(layered, from_page=i, to_page=i)
+    doc.save(out, garbage=3)
+    return kinds
+
+
 def pages_for_gb(gb: float, pool: list[tuple[str, bytes]]) -> int:
     mean = sum(len(d) for _, d in pool) / len(pool)
     return math.ceil(gb * 2**30 / mean)
