@@ -78,7 +78,6 @@ def has_colour(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA) -> bo
     return bool(coloured(rgb[::4, ::4], paper[::4, ::4], chroma)[0].mean() >= 0.0005)
 
 
-
 def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
     """Boxes (px) of the round or oval one-colour stamps among the coloured ink."""
     if not mask.any():

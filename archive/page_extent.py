@@ -145,8 +145,8 @@ def _paper_levels(light: np.ndarray) -> list[int]:
     # 0.6 ms a page
     around = np.lib.stride_tricks.sliding_window_view(
         np.pad(smooth, 4, constant_values=-np.inf), 9).max(axis=1)
-    levels = np.arange(60, 254)
-    peaks = levels[(smooth[levels] >= around[levels]) & (mass[levels] >= 0.05)].tolist()
+    tones = np.arange(60, 254)
+    peaks = tones[(smooth[tones] >= around[tones]) & (mass[tones] >= 0.05)].tolist()
     return sorted(sorted(peaks, key=lambda v: -mass[v])[:4])  # the four commonest
 
 
@@ -165,7 +165,6 @@ def _near(lab: np.ndarray, level: float) -> np.ndarray:
     return cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
 
 
-
 def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     """The box (px) of the largest patch of any paper candidate; None when it is the image.
 
@@ -177,8 +176,8 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
-    levels = _paper_levels(lab[..., 0])
-    for level in levels:
+    tones = _paper_levels(lab[..., 0])
+    for level in tones:
         mask = _near(lab, level)
         patch = _joined(mask)
         if patch is None:
@@ -186,7 +185,7 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
         x, y, bw, bh, a = patch
         if _on_rim(mask):
             if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
-                return _brighter_page(lab, levels[-1])
+                return _brighter_page(lab, tones[-1])
             continue
         if best is None or bw * bh > best[0]:
             best = (bw * bh, (x, y, x + bw, y + bh))
