@@ -171,6 +171,16 @@ def ocr_layer(kind: str, number: int, rng: np.random.Generator) -> bytes:
     return b"\n".join(ops)
 
 
+def page_order(pool: list[tuple[str, bytes]], pages: int, seed: int = 0) -> list[int]:
+    """Which pool page each of ``pages`` is: about 30% plates, the same for a seed whatever
+    the PDF's layout, so the plain, text-layer and MRC magazines hold the same pages."""
+    texts = [i for i, p in enumerate(pool) if p[0] == "text"]
+    plates = [i for i, p in enumerate(pool) if p[0] == "plate"]
+    rng = np.random.default_rng(seed + 1)
+    return [(plates if rng.random() < 0.3 else texts)[int(rng.integers(3))]
+            for _ in range(pages)]
+
+
 def write_magazine_pdf(
     out: str | Path, pages: int, pool: list[tuple[str, bytes]] | None = None, seed: int = 0,
     text_layer: bool = False,
@@ -181,9 +191,7 @@ def write_magazine_pdf(
     PDFs have one.
     """
     pool = pool or page_pool(seed=seed)
-    texts = [p for p in pool if p[0] == "text"]
-    plates = [p for p in pool if p[0] == "plate"]
-    rng = np.random.default_rng(seed + 1)
+    order = page_order(pool, pages, seed)
     words_rng = np.random.default_rng(seed + 2)  # the page kinds stay those of the plain PDF
     kinds: list[str] = []
     offsets: list[int] = []
@@ -201,7 +209,7 @@ def write_magazine_pdf(
         font = 3 + 3 * pages  # written after the pages, so the page numbering stays
         fonts = f"/Font << /F1 {font} 0 R >> " if text_layer else ""
         for i in range(pages):
-            kind, data = (plates if rng.random() < 0.3 else texts)[int(rng.integers(3))]
+            kind, data = pool[order[i]]
             kinds.append(kind)
             jpx = not data.startswith(b"\xff\xd8")
             if not jpx:  # a JPEG comment; a JP2 is left as it is
@@ -250,13 +258,8 @@ def write_mrc_pdf(out: str | Path, pages: int, pool: list[tuple[str, bytes]] | N
     layered = pymupdf.open()
     for _kind, data in pool:
         add_mrc_page(layered, np.asarray(Image.open(io.BytesIO(data)).convert("RGB")), dpi=DPI)
-    texts = [i for i, p in enumerate(pool) if p[0] == "text"]
-    plates = [i for i, p in enumerate(pool) if p[0] == "plate"]
-    rng = np.random.default_rng(seed + 1)  # the plain PDF's draws: the same page kinds
     doc, kinds = pymupdf.open(), []
-    for _ in range(pages):
-        group = plates if rng.random() < 0.3 else texts
-        i = group[int(rng.integers(3))]
+    for i in page_order(pool, pages, seed):
         kinds.append(pool[i][0])
         doc.insert_pdf(layered, from_page=i, to_page=i)
     doc.save(out, garbage=3)
