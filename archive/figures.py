@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import components, levels, ring_stamps, second_look
+from archive import charts, components, levels, ring_stamps, second_look
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
@@ -92,6 +92,9 @@ TITLE_INK = 0.4
 # a colour or grey chart: this many solid blocks of one size in a row, holding this share
 # of its box's ink (the library-scan composites' charts: 5-9 blocks, 0.45-0.55 of the ink)
 CHART_PATCHES, CHART_INK = 4, 0.3
+# or a run of colour patches (``charts``) this share of which lies in the box, or which
+# covers this share of it
+CHART_HELD, CHART_COVER = 0.9, 0.3
 # an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
 # text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
 VIGNETTE_H, FRAMED = 20.0, 0.6
@@ -169,12 +172,19 @@ class _Ink:
     extent: Extent = Extent(WHOLE)  # the page inside the image, and what lies outside it
     origin: tuple[int, int] = (0, 0)  # where the analysed page area sits in the image
     full: tuple[int, int] = (0, 0)  # the image's height and width
+    pixels: np.ndarray | None = None  # the analysed page area's preview, RGB or grey
     verdicts: dict = field(default_factory=dict)  # box -> _shape_verdict, asked twice a page
     mirrors: dict = field(default_factory=dict)  # (box, turned) -> _symmetry, asked often
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.strong.shape
+
+    @cached_property
+    def patch_runs(self) -> list[Box]:
+        """Rows of colour patches: a chart's (``charts``), asked only of a page with a
+        box to judge."""
+        return [] if self.pixels is None else charts.patch_runs(self.pixels)
 
     @cached_property
     def glyphs(self) -> np.ndarray:
@@ -261,13 +271,14 @@ def _analyse(page: Image.Image) -> tuple[_Ink, list[Box]] | None:
     x0, y0 = int(px0 * w), int(py0 * h)
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
     grey, rgb = grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1]
+    pixels = grey if rgb is None else rgb
     ink = _measure(grey, rgb)
-    ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
+    ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
     boxes = _boxes(ink)
     ringed = _ring_stamps(ink, boxes)
     if ringed:  # measured again without them: a stamp glues itself to what it touches
         ink = _measure(grey, rgb, ringed)
-        ink.origin, ink.full, ink.extent = (x0, y0), (h, w), extent
+        ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
         boxes = _boxes(ink)
     return ink, boxes
 
@@ -1388,7 +1399,7 @@ def _ornament(box: Box, ink: _Ink, turned: bool = True) -> bool:
     return lr > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
 
 
-def _chart(box: Box, ink: _Ink) -> bool:
+def _ink_chart(box: Box, ink: _Ink) -> bool:
     """A colour or grey chart photographed with the page: a row (or a column) of
     ``CHART_PATCHES`` solid blocks or more, of one size, holding a good part of the box's
     ink (``CHART_INK``).
@@ -1396,7 +1407,7 @@ def _chart(box: Box, ink: _Ink) -> bool:
     The page extent leaves a chart out when it finds the page; this is for when it cannot
     (a white page on a pale card). A print has no run of flat blocks: a woodcut's black
     ground is one shape with lines cut in it, and a facade's windows are a small part
-    of its ink.
+    of its ink. Patches that touch, or are paler than ink, are ``_patch_run_over``'s.
     """
     x0, y0, x1, y1 = box
     x, y, w, h, a = (ink.stats[1:, i].astype(np.int64) for i in range(5))
@@ -1414,6 +1425,17 @@ def _chart(box: Box, ink: _Ink) -> bool:
             if like.sum() >= CHART_PATCHES and a[like].sum() >= CHART_INK * ink_px:
                 return True
     return False
+
+
+def _patch_run_over(box: Box, ink: _Ink) -> bool:
+    """A chart's run of colour patches (``charts.patch_runs``) lies in the box (a crop
+    with a chart in it is no training image, whatever else it holds), or covers
+    ``CHART_COVER`` of it: a patch the colour of the card cuts the row into boxes of
+    two or three patches."""
+    x0, y0, x1, y1 = box
+    return any(_intersection(run, box) >= min(CHART_COVER * (x1 - x0) * (y1 - y0),
+                                             CHART_HELD * (run[2] - run[0]) * (run[3] - run[1]))
+               for run in ink.patch_runs)
 
 
 def _photo(box: Box, ink: _Ink) -> bool:
@@ -1492,7 +1514,7 @@ def _shape_verdict(box: Box, ink: _Ink) -> tuple[float, str, str]:
         return 0.1, "engraving", "faint"
     if _at_edge(box, ink):
         return 0.1, "engraving", "page_edge"
-    if _chart(box, ink):
+    if _ink_chart(box, ink):
         return 0.05, "other", "chart"
     big = _big_share(box, ink)
     if big < PARAMS["big"] and not _line_art(box, ink):
@@ -1502,6 +1524,8 @@ def _shape_verdict(box: Box, ink: _Ink) -> tuple[float, str, str]:
     big = max(big, PARAMS["big"])
     if (box[3] - box[1] < 10 * ink.th and _lettering(box, ink)) or _title_row(box, ink):
         return 0.1, "engraving", "lettering"
+    if _patch_run_over(box, ink):  # dearer than the ink's blocks: asked of fewer boxes
+        return 0.05, "other", "chart"
     if _ornament(box, ink):
         return 0.3, "ornament", "ornament"
     small = _small_ornament(box, ink)

@@ -453,6 +453,10 @@ def report_scans(per_cell: int, sheets: dict[str, list] | None) -> list[float]:
     print("  stamps by ink: " + ", ".join(
         f"{ink} recognised {beside[ink, 'found']} of {beside[ink, 'scans']}, cropped "
         f"{beside[ink, 'cropped']}" for ink in ("red", "black")))
+    frames = [scans.target_frame(bg, seed) for bg in scans.BACKGROUNDS for seed in range(6)]
+    cropped = sum(any(r.kept for r in F.find(f.preview()).regions) for f in frames)
+    print(f"  target frames (a chart, on odd seeds a label, alone on the bed): "
+          f"{cropped} of {len(frames)} with a crop")
     return ms
 
 

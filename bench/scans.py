@@ -242,6 +242,26 @@ def scan(background: str, source: str, seed: int = 0, ink: str = "") -> Scan:
                 ink if "stamp" in others else "")
 
 
+def target_frame(background: str, seed: int = 0) -> Scan:
+    """A library's target frame: a colour chart (and on odd seeds a shelf-mark label
+    under it) alone on the scanner bed, no page; ``page`` is the whole image and
+    ``boxes`` is empty, the chart and label in ``others``."""
+    rng = random.Random(seed)
+    H, W = 1400, 1000
+    canvas = _background(background, H, W, rng)
+    cw, ch = int(W * rng.uniform(0.5, 0.8)), int(H * rng.uniform(0.08, 0.2))
+    x, y = int((W - cw) * rng.uniform(0.2, 0.8)), int((H - ch) * rng.uniform(0.2, 0.8))
+    canvas[y:y + ch, x:x + cw] = _chart(cw, ch)
+    others = {"chart": (x / W, y / H, (x + cw) / W, (y + ch) / H)}
+    if seed % 2:
+        lw, lh, ly = int(W * 0.3), int(H * 0.08), y + ch + 40
+        canvas[ly:ly + lh, x:x + lw] = _label(lw, lh, rng)
+        others["label"] = (x / W, ly / H, (x + lw) / W, (ly + lh) / H)
+    img = Image.fromarray((np.clip(canvas, 0, 1) * 255).astype(np.uint8), "RGB")
+    return Scan(f"{background}-target-{seed}", background, "target", img, (0.0, 0.0, 1.0, 1.0),
+                [], others)
+
+
 def build(per_cell: int = 4, seed: int = 0) -> Iterator[Scan]:
     """``per_cell`` scans for every background x page source, deterministic for a seed."""
     for bi, background in enumerate(BACKGROUNDS):

@@ -191,6 +191,75 @@ def test_a_chart_the_page_extent_missed_is_no_crop(shared_data, monkeypatch):
     assert F.reason_words("chart") == "colour chart"
 
 
+WOLFENBUETTEL_LABEL = ("qun-607-5_00001-00179.pdf_page_11.jpg", (0, 730, 661, 1000))
+
+
+def label_alone(shared_data: Path, bed: bool) -> Image.Image:
+    """Wolfenbüttel's shelf-mark card with its colour bar, cut from a real scan with no
+    page in it (the facing page's lower edge shows above it); on ``bed``, set in the
+    middle of a page-shaped stretch of its own dark cloth, as a target frame is shot."""
+    name, box = WOLFENBUETTEL_LABEL
+    page, _ = early(shared_data, name)
+    strip = Image.open(shared_data / page.name).convert("RGB").crop(box)
+    if bed:
+        frame = Image.new("RGB", (strip.width, int(strip.width * 1.4)),
+                          strip.getpixel((strip.width - 3, 3)))
+        frame.paste(strip, (0, (frame.height - strip.height) // 2))
+        strip = frame
+    buf = io.BytesIO()
+    strip.save(buf, "JPEG", quality=90)
+    return E.jpeg_preview(buf.getvalue())
+
+
+@pytest.mark.parametrize("bed", [False, True])
+def test_a_shelf_mark_card_with_its_colour_bar_alone_gives_no_crop(shared_data, bed):
+    """No page to leave it out, the card is the paper and its colour bar was cut as an
+    engraving (one crop, or two where the white patch splits the bar). Its patches
+    touch, and the yellowish white and grey are no ink: their run of flat rectangles,
+    each a colour, makes a chart."""
+    found = F.find(label_alone(shared_data, bed))
+    assert [r for r in found.regions if r.kept] == []
+    bar = (0.6, 0.3, 0.95, 0.6) if not bed else (0.6, 0.42, 0.95, 0.57)
+    assert any(r.reason == "chart" and E.overlap(r.box, bar) > 0.5 for r in found.regions)
+
+
+@pytest.mark.parametrize("background", ["dark", "grey", "white"])
+def test_a_target_frame_a_chart_and_a_label_alone_on_the_bed_gives_no_crop(
+        shared_data, background):
+    """A library's target frame: the colour chart and a shelf-mark label on the scanner
+    bed, no page. The chart and label were one engraving on 5 of 18 such frames."""
+    from bench import composites, scans
+
+    E.DATA = composites.DATA = scans.DATA = shared_data
+    for seed in range(6):
+        frame = scans.target_frame(background, seed)
+        found = F.find(frame.preview())
+        assert [r for r in found.regions if r.kept] == [], (background, seed)
+
+
+def test_runs_of_colour_patches_are_found_on_charts_alone(shared_data):
+    """``charts.patch_runs`` on real pixels: the Wolfenbüttel bar alone (six patches, the
+    white one the card's colour) is one run; over all 116 early scans (woodcuts,
+    engravings, hand-coloured miniatures painted flat, rubrics, stamps) every run found
+    is that bar again, under a Wolfenbüttel page."""
+    from archive import charts
+
+    card = np.asarray(label_alone(shared_data, bed=False))
+    runs = charts.patch_runs(card)
+    assert len(runs) == 1
+    x0, y0, x1, y1 = runs[0]
+    h, w = card.shape[:2]
+    assert 0.6 < x0 / w < 0.65 and 0.9 < x1 / w < 0.95 and y1 - y0 < 0.25 * h
+    E.DATA = shared_data
+    seen = set()
+    for page in E.early_pages():
+        preview = E.load_preview(shared_data / page.name)
+        for run in charts.patch_runs(np.asarray(preview)):
+            assert "qun-607-5" in page.name and run[1] > 0.8 * preview.height, page.name
+            seen.add(page.name)
+    assert len(seen) >= 12  # of the 14 Wolfenbüttel scans (13 when this was written)
+
+
 @pytest.mark.parametrize("side", [340, 470, 600])
 def test_a_tailpiece_is_an_ornament_at_any_preview_size(shared_data, side):
     """The basket of fruit under the last lines of bpt6k6258473t f37: an unframed,
