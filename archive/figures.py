@@ -143,6 +143,7 @@ class Region:
     kind: str  # one of KINDS
     kept: bool
     reason: str  # "" when kept, else why not: a code of REASONS
+    turned: int = 0  # degrees clockwise that stand it upright: 90 on a page printed across
 
 
 @dataclass(frozen=True)
@@ -279,10 +280,11 @@ def _sideways(ink: _Ink) -> bool:
 
 
 def _turned_back(found: Finding) -> Finding:
-    """A finding on the page turned a quarter clockwise, in the page's own frame."""
+    """A finding on the page turned a quarter clockwise, in the page's own frame; each
+    region says the turn that stands it upright, so its crop is cut upright."""
     def back(b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
         return (b[1], 1.0 - b[2], b[3], 1.0 - b[0])
-    regions = [replace(r, box=back(r.box)) for r in found.regions]
+    regions = [replace(r, box=back(r.box), turned=90) for r in found.regions]
     return Finding(back(found.page), _reading_order(regions))
 
 

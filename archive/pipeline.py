@@ -309,7 +309,7 @@ def _item(source: str, page: int, index: int, region: figures.Region, opts: Opti
     name = item_name(source, page, index if opts.unit == "figure" else None)
     caption = make_caption(opts.caption, source, page, opts.trigger)
     row = RegionRecord(source, page, index, region.box, region.score, region.kind,
-                       region.kept, region.reason, name, caption)
+                       region.kept, region.reason, name, caption, turned=region.turned)
     return Item(decide(row, opts.decisions))
 
 
@@ -333,18 +333,29 @@ def _cut(page: Page, items: list[Item], opts: Options) -> None:
     paper = paper_colour(page.preview) if opts.resize == "pad" else None
     for it in items:
         whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
-        crop = img if whole else crop_array(img, it.region.bbox)
+        crop = upright(img if whole else crop_array(img, it.region.bbox), it.region.turned)
         fitted = fit_array(crop, opts.size, opts.resize, paper)
         it.jpeg = encode_jpeg(fitted, opts.quality)
         # pHash looks at 32x32: the preview is plenty, and the same at any scan resolution
-        it.region.phash = perceptual_hash(page.preview if whole
-                                          else crop_box(page.preview, it.region.bbox))
+        small = page.preview if whole else crop_box(page.preview, it.region.bbox)
+        it.region.phash = perceptual_hash(upright(small, it.region.turned))
         if opts.thumbnails:
             thumb = Image.fromarray(np.ascontiguousarray(fitted), "RGB")
             thumb.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BILINEAR)
             it.thumbnail = thumb
         del fitted, crop
     del img
+
+
+def upright(crop: np.ndarray | Image.Image, turned: int) -> np.ndarray | Image.Image:
+    """A crop turned ``turned`` degrees clockwise (a picture on a page printed across the
+    book): a LoRA learns whatever way up its images stand."""
+    quarters = (turned // 90) % 4
+    if not quarters:
+        return crop
+    if isinstance(crop, Image.Image):
+        return crop.rotate(-90 * quarters, expand=True)
+    return np.ascontiguousarray(np.rot90(crop, -quarters))
 
 
 def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:

@@ -20,6 +20,7 @@ MANIFEST_COLUMNS = [  # ms (wall time) stays last: the one column a rerun change
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
     "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
+    "turned",
 ]
 # The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
 CURATOR_REASONS = {"keep": "kept_by_curator", "drop": "dropped_by_curator"}
@@ -77,18 +78,19 @@ class RegionRecord:
     decision: str = ""
     printed_text: str = ""  # the title or caption printed next to it (archive.printed_text)
     model_caption: str = ""  # what a captioning model says it shows (archive.captioner)
+    turned: int = 0  # degrees clockwise its image was turned to stand upright (0 or 90)
 
     def __post_init__(self) -> None:  # numpy scalars from the finder would not journal
         self.bbox = tuple(round(float(v), 4) for v in self.bbox)  # type: ignore[assignment]
         self.score, self.kept = float(self.score), bool(self.kept)
-        self.page, self.index = int(self.page), int(self.index)
+        self.page, self.index, self.turned = int(self.page), int(self.index), int(self.turned)
 
     def region_row(self) -> list[str]:
         return [
             self.source, str(self.page), str(self.index), *(f"{v:.4f}" for v in self.bbox),
             f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.outcome_reason,
             self.decision, self.file_name, self.phash, self.reason, self.printed_text,
-            self.model_caption,
+            self.model_caption, str(self.turned),
         ]
 
     @property
@@ -108,6 +110,7 @@ class RegionRecord:
             "kind": self.kind,
             "printed_text": self.printed_text,
             "model_caption": self.model_caption,
+            "turned": self.turned,
         }
 
 

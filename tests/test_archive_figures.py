@@ -133,6 +133,7 @@ def test_scan_only_lists_every_candidate(two_figures, tmp_path):
     assert list(regions[0]) == [
         "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
         "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
+        "turned",
     ]
     assert not (tmp_path / "scan.zip").exists()
 
