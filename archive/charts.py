@@ -45,18 +45,18 @@ def patch_runs(img: np.ndarray) -> list[tuple[int, int, int, int]]:
     solid = (np.minimum(w, h) >= LEAST) & (a >= SOLID * w * h)
     if solid.sum() < PATCHES:
         return []
-    cx, cy = np.round(centres[1:][solid]).astype(np.int64).T  # a flat patch's colour
-    means = colour[cy, cx].astype(np.int16)
+    cx, cy = np.round(centres[1:][solid]).astype(np.int64).T  # flat: its centre's colour
+    colours = colour[cy, cx].astype(np.int16)
     boxes = np.stack([x, y, w, h], axis=1)[solid]
-    columns = _runs(boxes[:, [1, 0, 3, 2]], means)
-    return _runs(boxes, means) + [(r[1], r[0], r[3], r[2]) for r in columns]
+    columns = _runs(boxes[:, [1, 0, 3, 2]], colours)
+    return _runs(boxes, colours) + [(r[1], r[0], r[3], r[2]) for r in columns]
 
 
-def _runs(boxes: np.ndarray, means: np.ndarray) -> list[tuple[int, int, int, int]]:
+def _runs(boxes: np.ndarray, colours: np.ndarray) -> list[tuple[int, int, int, int]]:
     """The boxes of the chains left to right of patches next to each other (``boxes``
     x, y, w, h with x along the row) that reach ``PATCHES``, longest first."""
     order = np.argsort(boxes[:, 0], kind="stable")
-    boxes, means = boxes[order], means[order]
+    boxes, colours = boxes[order], colours[order]
     x, y, w, h = (boxes[:, i] for i in range(4))
     chain = np.ones(len(boxes), dtype=np.int64)
     before = np.full(len(boxes), -1)
@@ -66,7 +66,7 @@ def _runs(boxes: np.ndarray, means: np.ndarray) -> list[tuple[int, int, int, int
                 & (np.abs(y[j] - y[:j]) <= np.maximum(2.0, ALIGNED * h[:j]))
                 & (np.abs(w[j] - w[:j]) <= 0.5 * w[:j]) & (gap >= -1)
                 & (gap <= STEP * w[:j] + 3)
-                & (np.abs(means[j] - means[:j]).max(axis=1) >= DISTINCT))
+                & (np.abs(colours[j] - colours[:j]).max(axis=1) >= DISTINCT))
         if fits.any():
             i = int(np.flatnonzero(fits)[np.argmax(chain[:j][fits])])
             chain[j], before[j] = chain[i] + 1, i

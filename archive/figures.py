@@ -18,7 +18,9 @@ glyphs), ornaments (bands, and shapes symmetric both ways: fleurons, frames) and
 regions are candidates that are not kept. The box is the ink extent, padded by a
 sliver (``PARAMS["pad"]``) because a preview pixel at the edge is only partly inked.
 A page with a small crop is looked at again at another scale (``second_look``), which
-may take a crop back and never adds one.
+may take a crop back and never adds one; a page whose text runs down it (printed across
+the book) is looked at turned upright (``_sideways``), and a run of colour patches is a
+chart, never a picture (``charts``).
 
 Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (worth a
 curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
