@@ -1,0 +1,94 @@
+"""Where two of the finder's page-level rules fire on pages they must leave alone.
+
+    python -m bench.rule_survey [--changes]
+
+The colour-chart run (``figures._patch_run_over``) must make no printed picture a chart,
+and the turned-page test (``figures._sideways``) must take no upright page for one
+printed across the book. Both are read on every upright page of the shared sets: the
+early books and the chapbooks (with ``--changes``, also scanned the 15 other ways of
+``bench.figure_robustness``, turned pages left out), the composites, the library-scan
+composites, and the DTA, OCR-D and ufal pages. Printed: the pages looked at, the boxes
+the chart run was asked of and made charts, the pages the turned-page test was asked of
+and said turned, each of those named. Test use only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Iterator
+
+from PIL import Image
+from tqdm import tqdm
+
+from archive import figures as F
+from bench import composites, scans
+from bench import figure_robustness as R
+from bench.figure_eval import DATA, early_pages, labelled_pages, load_preview, moreno_pages
+
+
+def upright_pages(changes: bool) -> Iterator[tuple[str, Image.Image]]:
+    """(name, preview) of every upright page of the shared sets."""
+    ways = [n for n in R.CHANGES if n != "turned a quarter"] if changes else ["as published"]
+    for page in early_pages() + moreno_pages():
+        data = (DATA / page.name).read_bytes()
+        for way in ways:
+            yield f"{way}: {page.name}", R.scan_preview(R.rescan(data, way))
+    for c in composites.build(per_cell=6):
+        yield c.name, c.preview()
+    for sc in scans.build():
+        yield sc.name, sc.preview()
+    for source, _label, path in labelled_pages():
+        yield f"{source}: {path.name}", load_preview(path)
+
+
+def survey(pages: Iterator[tuple[str, Image.Image]]) -> tuple[Counter, list[str]]:
+    """Counts of what each rule was asked and said, and the names of what it said."""
+    counts: Counter = Counter()
+    said: list[str] = []
+    chart, sideways = F._patch_run_over, F._sideways
+    now = [""]  # the page being looked at
+
+    def chart_seen(box: F.Box, ink: F._Ink) -> bool:
+        counts["chart asked"] += 1
+        hit = chart(box, ink)
+        if hit:
+            counts["chart said"] += 1
+            said.append(f"chart {box}: {now[0]}")
+        return hit
+
+    def sideways_seen(ink: F._Ink) -> bool:
+        counts["turned asked"] += 1
+        hit = sideways(ink)
+        if hit:
+            counts["turned said"] += 1
+            said.append(f"turned: {now[0]}")
+        return hit
+
+    F._patch_run_over, F._sideways = chart_seen, sideways_seen
+    try:
+        for now[0], preview in pages:
+            counts["pages"] += 1
+            F.find(preview)
+    finally:
+        F._patch_run_over, F._sideways = chart, sideways
+    return counts, said
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--changes", action="store_true",
+                    help="the early books and chapbooks scanned the other ways too")
+    args = ap.parse_args()
+    counts, said = survey(tqdm(upright_pages(args.changes), desc="pages", leave=False))
+    print(f"upright pages looked at: {counts['pages']}")
+    print(f"  colour-chart run: asked of {counts['chart asked']} boxes, made "
+          f"{counts['chart said']} a chart")
+    print(f"  turned-page test: asked of {counts['turned asked']} pages (those with a crop), "
+          f"said turned {counts['turned said']}")
+    for line in said:
+        print("   ", line)
+
+
+if __name__ == "__main__":
+    main()
