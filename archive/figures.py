@@ -240,9 +240,10 @@ def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
 
 
 def _look(page: Image.Image, min_area: float) -> Finding:
-    """One look at the page: ``find`` without the second look. A page that keeps a crop
-    and whose text runs down it (``_sideways``: a landscape plate or table printed
-    across the book, its caption up the side) is looked at turned a quarter clockwise
+    """One look at the page: ``find`` without the second look. A page with a candidate
+    (a shape many text lines tall) whose text runs down it (``_sideways``: a landscape
+    plate or table printed across the book, its caption up the side; read across, its
+    columns were crops, or hid its picture) is looked at turned a quarter clockwise
     instead: printers set such a page with its top at the left (the reader turns the
     book clockwise), so that turn makes it upright. One set the other way is read upside
     down, which the finder reads less well (the early books: crops that were pictures
@@ -251,7 +252,7 @@ def _look(page: Image.Image, min_area: float) -> Finding:
     if found is None:
         return Finding(WHOLE, [])
     finding = _judged(*found, min_area)
-    if any(r.kept for r in finding.regions) and _sideways(found[0]):
+    if found[1] and _sideways(found[0]):
         turned = _analyse(page.transpose(Image.Transpose.ROTATE_270))
         if turned is not None:
             return _turned_back(_judged(*turned, min_area))

@@ -84,8 +84,8 @@ def main() -> None:
     print(f"upright pages looked at: {counts['pages']}")
     print(f"  colour-chart run: asked of {counts['chart asked']} boxes, made "
           f"{counts['chart said']} a chart")
-    print(f"  turned-page test: asked of {counts['turned asked']} pages (those with a crop), "
-          f"said turned {counts['turned said']}")
+    print(f"  turned-page test: asked of {counts['turned asked']} looks (those with a "
+          f"candidate), said turned {counts['turned said']}")
     for line in said:
         print("   ", line)
 

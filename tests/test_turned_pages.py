@@ -40,6 +40,7 @@ def test_a_turned_text_page_gives_no_crop(shared_data, name):
 @pytest.mark.parametrize(("name", "least"), [
     ("btv1b8626779r_f32.jpg", 0.85),  # a woodcut under two lines, missed turned
     ("bpt6k15223596_f26.jpg", 0.8),  # a painted miniature, its text columns were crops
+    ("btv1b8626772v_f19.jpg", 0.8),  # a miniature among two columns: read across, no crop
 ])
 def test_a_turned_picture_is_the_one_crop_in_the_page_s_own_frame(shared_data, name,
                                                                   least):
