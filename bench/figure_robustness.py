@@ -2,7 +2,7 @@
 light, paper, compression or resolution.
 
     python -m bench.figure_robustness [--source early|moreno|both] [--only NAME ...]
-                                      [--param small_h=20 ...]
+                                      [--param small_h=20 ...] [--skew 3 -3 5 ...]
 
 The held-out library scans come from scanners and settings this project never sees. Every
 labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
@@ -221,10 +221,14 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="only these changes (names as printed)")
     ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE",
                     help="run with figures.PARAMS changed, to see what a constant does")
+    ap.add_argument("--skew", nargs="*", type=float, default=[], metavar="DEG",
+                    help="also these skews (the shipped changes skew 1.5 degrees either way)")
     args = ap.parse_args()
     for kv in args.param:
         key, value = kv.split("=")
         F.PARAMS[key] = float(value)
+    for deg in args.skew:
+        CHANGES[f"skew {deg:g} deg"] = (_skew(deg), 90, _skew_box(deg))
     names = [n for n in CHANGES if not args.only or n == "as published"
              or any(o in n for o in args.only)]
     cv2.setNumThreads(1)
