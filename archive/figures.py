@@ -19,8 +19,9 @@ regions are candidates that are not kept. The box is the ink extent, padded by a
 sliver (``PARAMS["pad"]``) because a preview pixel at the edge is only partly inked.
 A page with a small crop is looked at again at another scale (``second_look``), which
 may take a crop back and never adds one; a page whose text runs down it (printed across
-the book) is looked at turned upright (``_sideways``), and a run of colour patches is a
-chart, never a picture (``charts``).
+the book) is looked at turned upright (``_sideways``), one whose lines run askew is
+looked at turned level (``_skew``), and a run of colour patches is a chart, never a
+picture (``charts``).
 
 Scores: kept pictures 0.6-1.0; ornaments and pictures under ``min_area`` 0.3 (worth a
 curator's look); text blocks at most 0.125; rules, lettering, page-edge marks 0.05-0.1.
@@ -253,7 +254,8 @@ def _look(page: Image.Image, min_area: float) -> Finding:
     instead: printers set such a page with its top at the left (the reader turns the
     book clockwise), so that turn makes it upright. One set the other way is read upside
     down, which the finder reads less well (the early books: crops that were pictures
-    0.92 turned upright, 0.82 upside down; 0.55 read sideways)."""
+    0.92 turned upright, 0.82 upside down; 0.55 read sideways). A page whose lines run
+    ``SKEW_LEVEL`` degrees askew or more is looked at turned level (``_skew``)."""
     found = _analyse(page)
     if found is None:
         return Finding(WHOLE, [])
