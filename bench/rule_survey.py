@@ -1,15 +1,16 @@
-"""Where two of the finder's page-level rules fire on pages they must leave alone.
+"""Where the finder's page-level rules fire on pages they must leave alone.
 
     python -m bench.rule_survey [--changes]
 
 The colour-chart run (``figures._patch_run_over``) must make no printed picture a chart,
 and the turned-page test (``figures._sideways``) must take no upright page for one
-printed across the book. Both are read on every upright page of the shared sets: the
+printed across the book; the skew fit (``figures._skew``) is counted too, for a page
+read level is read again. All are read on every upright page of the shared sets: the
 early books and the chapbooks (with ``--changes``, also scanned the 15 other ways of
 ``bench.figure_robustness``, turned pages left out), the composites, the library-scan
 composites, and the DTA, OCR-D and ufal pages. Printed: the pages looked at, the boxes
-the chart run was asked of and made charts, the pages the turned-page test was asked of
-and said turned, each of those named. Test use only.
+the chart run was asked of and made charts, the looks the turned-page test was asked of
+and said turned, those the skew fit read askew, each of those named. Test use only.
 """
 
 from __future__ import annotations
@@ -65,13 +66,22 @@ def survey(pages: Iterator[tuple[str, Image.Image]]) -> tuple[Counter, list[str]
             said.append(f"turned: {now[0]}")
         return hit
 
-    F._patch_run_over, F._sideways = chart_seen, sideways_seen
+    def skew_seen(ink: F._Ink) -> float:
+        counts["level asked"] += 1
+        angle = skew(ink)
+        if abs(angle) >= F.SKEW_LEVEL:
+            counts["level said"] += 1
+            said.append(f"levelled by {angle:g} degrees: {now[0]}")
+        return angle
+
+    skew = F._skew
+    F._patch_run_over, F._sideways, F._skew = chart_seen, sideways_seen, skew_seen
     try:
         for now[0], preview in pages:
             counts["pages"] += 1
             F.find(preview)
     finally:
-        F._patch_run_over, F._sideways = chart, sideways
+        F._patch_run_over, F._sideways, F._skew = chart, sideways, skew
     return counts, said
 
 
@@ -86,6 +96,9 @@ def main() -> None:
           f"{counts['chart said']} a chart")
     print(f"  turned-page test: asked of {counts['turned asked']} looks (those with a "
           f"candidate), said turned {counts['turned said']}")
+    print(f"  skew fit: asked of {counts['level asked']} looks (those not turned), read "
+          f"{counts['level said']} askew by {F.SKEW_LEVEL:g} degrees or more (those are "
+          "read level: as published, a page may lie so)")
     for line in said:
         print("   ", line)
 
