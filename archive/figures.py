@@ -259,23 +259,19 @@ def _look(page: Image.Image, min_area: float) -> Finding:
     found = _analyse(page)
     if found is None:
         return Finding(WHOLE, [])
-    finding = _judged(*found, min_area)
-    if not found[1]:
-        return finding
-    if _sideways(found[0]):
+    ink, boxes = found
+    if boxes and _sideways(ink):  # the way the page is read is settled before judging
         turned = _analyse(page.transpose(Image.Transpose.ROTATE_270))
         if turned is not None:
             return _turned_back(_judged(*turned, min_area))
-        return finding
-    angle = _skew(found[0])
-    if abs(angle) >= SKEW_LEVEL:
+    elif boxes and abs(angle := _skew(ink)) >= SKEW_LEVEL:
         turn = cv2.getRotationMatrix2D((page.width / 2, page.height / 2), angle, 1.0)
         level = _analyse(Image.fromarray(cv2.warpAffine(
             np.asarray(page), turn, page.size, flags=cv2.INTER_NEAREST,
             borderMode=cv2.BORDER_REPLICATE)))
         if level is not None:
             return _levelled_back(_judged(*level, min_area), turn, page.size)
-    return finding
+    return _judged(ink, boxes, min_area)
 
 
 def _skew(ink: _Ink) -> float:
