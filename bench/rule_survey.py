@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from PIL import Image
 from tqdm import tqdm
@@ -47,41 +47,33 @@ def survey(pages: Iterator[tuple[str, Image.Image]]) -> tuple[Counter, list[str]
     """Counts of what each rule was asked and said, and the names of what it said."""
     counts: Counter = Counter()
     said: list[str] = []
-    chart, sideways = F._patch_run_over, F._sideways
     now = [""]  # the page being looked at
 
-    def chart_seen(box: F.Box, ink: F._Ink) -> bool:
-        counts["chart asked"] += 1
-        hit = chart(box, ink)
-        if hit:
-            counts["chart said"] += 1
-            said.append(f"chart {box}: {now[0]}")
-        return hit
+    def watched(rule: Callable, key: str, fired: Callable, words: Callable) -> Callable:
+        """``rule`` counted under ``key``: every ask, and every answer ``fired`` by."""
+        def seen(*args):
+            counts[f"{key} asked"] += 1
+            answer = rule(*args)
+            if fired(answer):
+                counts[f"{key} said"] += 1
+                said.append(f"{words(answer, *args)}: {now[0]}")
+            return answer
+        return seen
 
-    def sideways_seen(ink: F._Ink) -> bool:
-        counts["turned asked"] += 1
-        hit = sideways(ink)
-        if hit:
-            counts["turned said"] += 1
-            said.append(f"turned: {now[0]}")
-        return hit
-
-    def skew_seen(ink: F._Ink) -> float:
-        counts["level asked"] += 1
-        angle = skew(ink)
-        if abs(angle) >= F.SKEW_LEVEL:
-            counts["level said"] += 1
-            said.append(f"levelled by {angle:g} degrees: {now[0]}")
-        return angle
-
-    skew = F._skew
-    F._patch_run_over, F._sideways, F._skew = chart_seen, sideways_seen, skew_seen
+    rules = {"_patch_run_over": ("chart", bool, lambda _hit, box, _ink: f"chart {box}"),
+             "_sideways": ("turned", bool, lambda _hit, _ink: "turned"),
+             "_skew": ("level", lambda angle: abs(angle) >= F.SKEW_LEVEL,
+                       lambda angle, _ink: f"levelled by {angle:g} degrees")}
+    shipped = {name: getattr(F, name) for name in rules}
+    for name, (key, fired, words) in rules.items():
+        setattr(F, name, watched(shipped[name], key, fired, words))
     try:
         for now[0], preview in pages:
             counts["pages"] += 1
             F.find(preview)
     finally:
-        F._patch_run_over, F._sideways, F._skew = chart, sideways, skew
+        for name, rule in shipped.items():
+            setattr(F, name, rule)
     return counts, said
 
 
