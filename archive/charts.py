@@ -1,6 +1,6 @@
 """Colour charts by their colours: a row of flat rectangles of one size, each a colour.
 
-The finder's own chart rule (``figures._ink_chart``) counts solid blocks of ink, which fails
+The finder's own chart rule (``verdicts.ink_chart``) counts solid blocks of ink, which fails
 where the patches touch (they merge into one shape), where pale ones (yellow, white, the
 light greys) are no ink, and where no page was found, so the scanner bed is the "ink":
 archive.org's target frame, or a library's shelf-mark card with its colour bar, alone.

@@ -2,7 +2,7 @@
 
     python -m bench.rule_survey [--changes]
 
-The colour-chart run (``figures._patch_run_over``) must make no printed picture a chart,
+The colour-chart run (``verdicts.patch_run_over``) must make no printed picture a chart,
 and the turned-page test (``figures._sideways``) must take no upright page for one
 printed across the book; the skew fit (``figures._skew``) is counted too, for a page
 read level is read again. All are read on every upright page of the shared sets: the
@@ -23,6 +23,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from archive import figures as F
+from archive import verdicts as V
 from bench import composites, scans
 from bench import figure_robustness as R
 from bench.figure_eval import DATA, early_pages, labelled_pages, load_preview, moreno_pages
@@ -60,20 +61,21 @@ def survey(pages: Iterator[tuple[str, Image.Image]]) -> tuple[Counter, list[str]
             return answer
         return seen
 
-    rules = {"_patch_run_over": ("chart", bool, lambda _hit, box, _ink: f"chart {box}"),
-             "_sideways": ("turned", bool, lambda _hit, _ink: "turned"),
-             "_skew": ("level", lambda angle: abs(angle) >= F.SKEW_LEVEL,
-                       lambda angle, _ink: f"levelled by {angle:g} degrees")}
-    shipped = {name: getattr(F, name) for name in rules}
-    for name, (key, fired, words) in rules.items():
-        setattr(F, name, watched(shipped[name], key, fired, words))
+    # each rule where the finder looks it up: (its module, its name)
+    rules = {(V, "patch_run_over"): ("chart", bool, lambda _hit, box, _ink: f"chart {box}"),
+             (F, "_sideways"): ("turned", bool, lambda _hit, _ink: "turned"),
+             (F, "_skew"): ("level", lambda angle: abs(angle) >= F.SKEW_LEVEL,
+                            lambda angle, _ink: f"levelled by {angle:g} degrees")}
+    shipped = {where: getattr(*where) for where in rules}
+    for (module, name), (key, fired, words) in rules.items():
+        setattr(module, name, watched(shipped[module, name], key, fired, words))
     try:
         for now[0], preview in pages:
             counts["pages"] += 1
             F.find(preview)
     finally:
-        for name, rule in shipped.items():
-            setattr(F, name, rule)
+        for (module, name), rule in shipped.items():
+            setattr(module, name, rule)
     return counts, said
 
 

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from archive import figures as F
+from archive.page_ink import text_height
 from bench import figure_eval as E
 
 # The grouped CV of bench/figure_eval.py finds every Moreno picture >= 2% of the page,
@@ -96,10 +97,10 @@ def test_the_text_height_lies_between_whole_pixels() -> None:
         return np.array([[10 * i, 10, 3, h, 3 * h] for i, h in enumerate(hs)])
 
     shape = (400, 300)
-    heights = [F._text_height(stats(n, 100 - n), shape) for n in (90, 70, 50, 30, 10)]
+    heights = [text_height(stats(n, 100 - n), shape) for n in (90, 70, 50, 30, 10)]
     assert all(4.0 <= h <= 5.0 for h in heights)
     assert all(a < b for a, b in zip(heights, heights[1:], strict=False))  # one each
-    assert F._text_height(stats(100, 0), shape) == pytest.approx(4.0)
+    assert text_height(stats(100, 0), shape) == pytest.approx(4.0)
 
 
 @pytest.mark.parametrize("image", [

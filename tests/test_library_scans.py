@@ -15,6 +15,7 @@ from PIL import Image
 
 from archive import figures as F
 from archive import resize
+from archive.ornaments import small_ornament
 from archive.page_extent import page_extent
 from bench import figure_eval as E
 
@@ -696,7 +697,7 @@ def test_an_initial_with_words_glued_on_is_an_initial(shared_data):
     ox, oy = ink.origin
     glued = (round(0.2 * w) - ox, round(0.45 * h) - oy, round(0.39 * w) - ox,
              round(0.52 * h) - oy)  # where the initial and its glued words were one box
-    assert F._small_ornament(glued, ink) == "initial"
+    assert small_ornament(glued, ink) == "initial"
 
 
 def test_a_title_letter_with_a_tail_is_lettering(shared_data):

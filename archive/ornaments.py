@@ -1,0 +1,243 @@
+"""What on a page is decoration, not a picture: head- and tailpieces, fleurons, frames,
+initials (a square block or a painted ground with the text running on beside it, or a
+cadel hung in the margin) and printer's devices.
+
+Why shapes and mirrors: an ornament is cut to be repeated and to frame the text, so it
+is symmetric, banded or set square into the lines; a scene is none of these.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from archive.page_ink import PARAMS, Box, Ink, corr, runs, tighten
+
+# Least left-right and up-down mirror correlation of a frame or a cartouche, of its box
+# and of its inner three quarters: scenes measured 0.25 at most inside on the early books
+FRAME_SYM = (0.4, 0.5)
+# an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
+# text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
+VIGNETTE_H, FRAMED = 20.0, 0.6
+# an initial hung in the margin starts this many text heights left of its column's lines
+# (bpt6k1521441j f40's cadels: about 3 at preview scale), found from the lines within
+# this many text heights below it (else above), which run on beside it in this share of
+# its rows (the text zone's)
+HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
+MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
+MIRROR_TURNED = 0.15  # of the page: boxes bigger than this (plates) are compared unturned
+
+
+def symmetry(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]:
+    """Correlation of the (slightly blurred) darkness with its left-right and up-down
+    mirror; ``turned``, the best of the mirror as it is and turned a little either way
+    (``_mirror_corr``).
+
+    A picture's box is asked this three or four times (is it an ornament, are its halves
+    mirrors, the verdict): each page's ``Ink`` keeps the answers (``mirrors``), one for
+    a box never turned (a plate, a speck) whichever way it is asked."""
+    turned = turned and _turnable(box, ink)
+    found = ink.mirrors.get((box, turned))
+    if found is None:
+        found = ink.mirrors[box, turned] = _mirror_corr(box, ink, turned)
+    return found
+
+
+def _turnable(box: Box, ink: Ink) -> bool:
+    """Whether a box's mirror is also compared turned: more than a speck, and no bigger
+    than ``MIRROR_TURNED`` of the page (8 more warps of a plate cost milliseconds)."""
+    x0, y0, x1, y1 = box
+    return (min(x1 - x0, y1 - y0) > 4
+            and (x1 - x0) * (y1 - y0) <= MIRROR_TURNED * ink.shape[0] * ink.shape[1])
+
+
+def _mirror_corr(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]:
+    """``symmetry`` worked out: blurred by a ``WORK_SIDE`` pixel, so a stroke's exact place
+    does not count. A scan is seldom square to the page: a shape turned by an angle has
+    its mirror turned by twice that, so with ``turned`` (a ``_turnable`` box) it is also
+    compared with its mirror turned by ``MIRROR_TURNS``, and the best is its symmetry."""
+    x0, y0, x1, y1 = box
+    d = ink.d[y0:y1, x0:x1].astype(np.float32)
+    if min(d.shape) > 4:
+        d = cv2.GaussianBlur(d, (0, 0), ink.px)
+    lr, ud = d[:, ::-1], d[::-1, :]
+    if not turned:
+        return corr(d, lr), corr(d, ud)
+    h, w = d.shape
+    turns = [cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), a, 1.0) for a in MIRROR_TURNS]
+    return tuple(max([corr(d, m)] + [corr(d, cv2.warpAffine(m, t, (w, h),
+                                                              borderMode=cv2.BORDER_REPLICATE))
+                                      for t in turns]) for m in (lr, ud))
+
+
+def _inset(box: Box, share: float) -> Box:
+    """The box shrunk by ``share`` of its size on every side."""
+    x0, y0, x1, y1 = box
+    dx, dy = int((x1 - x0) * share), int((y1 - y0) * share)
+    return x0 + dx, y0 + dy, x1 - dx, y1 - dy
+
+
+def small_ornament(box: Box, ink: Ink) -> str:
+    """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights
+    (an initial or an unframed vignette: under ``VIGNETTE_H``).
+
+    That small (under about ten lines of text), a shape is an initial when it is a square
+    block (a woodcut or painted initial fills its square to every side; a figure's outline
+    does not) or a solid one (half of it strong ink: a painted ground), with lines of text
+    running on at its right for at least its width (a framed woodcut initial eight lines
+    deep stands 16-17 text heights; no labelled picture under 22 has text running on at
+    its right); and it is a fleuron, a tailpiece or a
+    printer's device when it stands alone on its lines, is mirror-symmetric and no taller
+    than wide (a standing figure is taller than wide). A tailpiece or a device has no
+    frame, and stands a little taller: up to ``VIGNETTE_H`` text heights; a framed
+    woodcut of that size, symmetric as it may be (a devotional image), is a picture.
+    """
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    if bh >= VIGNETTE_H * ink.th:
+        return ""
+    small = bh < PARAMS["small_h"] * ink.th
+    # a painted initial's pale ground can glue on the words set beside it: its own block
+    # is an initial even when narrow (a tall painted letter); a standing figure has no
+    # lines of text inside its box
+    core = _core(box, ink) if small else box
+    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
+        return "initial"
+    if small and _hung(box, ink):
+        return "initial"
+    if not small and framed(box, ink):
+        return ""
+    wide = bw >= 0.85 * bh
+    return "ornament" if wide and _alone(box, ink) and symmetry(box, ink)[0] >= 0.45 else ""
+
+
+def framed(box: Box, ink: Ink) -> bool:
+    """Whether a frame runs round the box, or the picture fills it (a photograph): its
+    thin outer band (4% of a side, 2 px at least) inked along FRAMED of each side, weak
+    ink counted. A vignette's outline touches its box here and there (a basket's rim, a
+    device's cartouche: 0.46 of its least side at the most)."""
+    return _side_cover(box, ink, 25, least=2) >= FRAMED
+
+
+def _initial(box: Box, ink: Ink, narrow: float = 0.7) -> bool:
+    """A square block, or a solid one no narrower than ``narrow`` of its height, with
+    lines of text running on at its right for at least its width."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    aspect = bw / max(1, bh)
+    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
+    # a painted ground, about square (a dark standing figure is taller than wide)
+    solid = narrow <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
+    return (square or solid) and _text_runs_on(box, ink) >= bw
+
+
+def _hung(box: Box, ink: Ink) -> bool:
+    """An initial hung in the margin (a cadel: a letter penned or cut in flourishes,
+    neither a square block nor a solid one): it starts HUNG text heights or more left of
+    the text column whose lines it begins, reaches into it, and those lines run on at its
+    right. A picture set beside text starts where the column does; one in the margin
+    does not reach into the column."""
+    x0, y0, x1, y1 = box
+    left = _column_left(box, ink)
+    if left is None or not x0 <= left - HUNG * ink.th < x1 - ink.th:
+        return False
+    beside = ink.zone[y0:y1, x1:x1 + int(4 * ink.th) + 1]
+    # a tall cadel spans the gaps between its lines: the zone holds them, glyphs do not
+    return ((beside.size > 0 and float(beside.any(axis=1).mean()) >= ZONE_BESIDE)
+            or _text_runs_on(box, ink) >= x1 - x0)
+
+
+def _column_left(box: Box, ink: Ink) -> int | None:
+    """Where the lines of text just below the box (else just above it) start: the first
+    ink of their rows, a low quantile (a line's first letter may be a tall capital, a
+    paragraph indented), over the box's width and four times it to its right; None where
+    no text is set there."""
+    x0, y0, x1, y1 = box
+    span = int(LINES_LOOKED * ink.th)
+    cx0, cx1 = max(0, x0 - (x1 - x0)), min(ink.shape[1], x1 + 4 * (x1 - x0))
+    for r0, r1 in ((y1, y1 + span), (y0 - span, y0)):
+        rows = ink.strong[max(0, r0):max(0, r1), cx0:cx1]
+        lit = rows.any(axis=1)
+        if lit.sum() >= 2 * ink.th:
+            return cx0 + int(np.quantile(np.argmax(rows[lit], axis=1), 0.25))
+    return None
+
+
+def _core(box: Box, ink: Ink) -> Box:
+    """The solid block at a box's left when the rest of the box is words glued on: its
+    run of columns 60% full of ink (a painted initial's ground; lines of text never
+    fill a column that much), and beyond it, glyph-sized shapes only. Else the box."""
+    x0, y0, x1, y1 = box
+    dense = ink.weak[y0:y1, x0:x1].mean(axis=0) >= 0.6
+    lead = int(np.argmax(dense)) if dense.any() else len(dense)
+    if lead > ink.th:
+        return box
+    run = runs(dense[lead:], 1)
+    end = x0 + lead + (run[0][1] if run and run[0][0] == 0 else 0)
+    if end - x0 - lead < 2 * ink.th or x1 - end < 2 * ink.th:
+        return box
+    rest = ink.strong[y0:y1, end:x1]
+    # words, most of them apart (the first may be glued on): not a picture's own ink
+    if not rest.any() or ink.glyphs[y0:y1, end:x1][rest].mean() < 0.6:
+        return box
+    return tighten((x0 + lead, y0, end, y1), ink.strong) or box
+
+
+def _alone(box: Box, ink: Ink) -> bool:
+    """Nothing printed beside the box in its rows (a vignette stands alone on its line;
+    a picture set beside text or beside another picture does not)."""
+    x0, y0, x1, y1 = box
+    gap = int(ink.th) + 1
+    rows = ink.strong[y0:y1]
+    beside = rows[:, :max(0, x0 - gap)].sum(axis=1) + rows[:, x1 + gap:].sum(axis=1)
+    return float((beside >= max(3.0, 1.5 * ink.th)).mean()) <= 0.25
+
+
+def _blocky(box: Box, ink: Ink) -> bool:
+    """Ink near each of the four sides along 40% of that side at least."""
+    return _side_cover(box, ink, 10) >= 0.4
+
+
+def _side_cover(box: Box, ink: Ink, parts: int, least: int = 1) -> float:
+    """The least share of a side of the box along which weak ink lies within its outer
+    band (1/``parts`` of the box across, ``least`` px at least), over the four sides."""
+    x0, y0, x1, y1 = box
+    m = ink.weak[y0:y1, x0:x1]
+    bx, by = max(least, (x1 - x0) // parts), max(least, (y1 - y0) // parts)
+    sides = (m[:by].any(axis=0), m[-by:].any(axis=0), m[:, :bx].any(axis=1),
+             m[:, -bx:].any(axis=1))
+    return min(float(side.mean()) for side in sides)
+
+
+def _text_runs_on(box: Box, ink: Ink) -> int:
+    """How far (px) glyphs run on at a box's right, in a quarter of its rows or more,
+    starting within four text heights of it; 0 when no text starts there."""
+    x0, y0, x1, y1 = box
+    right = ink.glyphs[y0:y1, x1:min(ink.shape[1], x1 + 4 * (x1 - x0))]
+    if not right.size:
+        return 0
+    cols = np.flatnonzero(right.mean(axis=0) >= 0.25)
+    near = right[:, :int(4 * ink.th) + 1].any(axis=1).mean() >= 0.5
+    return int(cols[-1]) + 1 if near and len(cols) else 0
+
+
+def ornament(box: Box, ink: Ink, turned: bool = True) -> bool:
+    """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
+
+    Risk, stated: a sparse, mirror-symmetric line drawing (an apparatus seen from the
+    front) reads as a flourish; engravings are denser than the 15% ink floor. ``turned``
+    as in ``symmetry``.
+    """
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    aspect = bw / max(1, bh)
+    if aspect > 3 or aspect < 0.25:
+        return True
+    lr, ud = symmetry(box, ink, turned)
+    # a frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
+    # holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways
+    if (min(lr, ud) > FRAME_SYM[0]
+            and min(symmetry(_inset(box, 1 / 8), ink, turned)) > FRAME_SYM[1]):
+        return True
+    x0, y0, x1, y1 = box
+    # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
+    return lr > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15

@@ -1,0 +1,422 @@
+"""Candidate boxes: picture seeds grown into boxes, then cut apart and trimmed.
+
+Why seeds: pictures hold connected shapes many text lines tall, and text never does at
+preview scale. Seeds that touch merge, small shapes inside a box join it (feet, a hat
+brim), a box is cut where set text runs through it and along clean paper channels
+(adjacent woodcuts that nearly touch), and a stain, a stray speck or a line of text
+glued on by show-through is trimmed off its edge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from archive import components
+from archive.ornaments import FRAMED, ornament, symmetry
+from archive.page_ink import PARAMS, Box, Ink, intersection, runs, tighten
+from archive.picture_frames import unframed
+from archive.verdicts import big_share, lettering, photo
+
+# a box's edge strip with no print in it is a stain when this many text heights deep
+# and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
+# paper, measured 1-2% of its strip, stains 10-60%)
+STAIN, STAIN_TONE = 2.0, 0.05
+
+
+def candidate_boxes(ink: Ink) -> list[Box]:
+    """Picture seeds grown into boxes, then cut apart where clean paper divides them."""
+    if not _could_seed(ink):
+        return []
+    th = ink.th
+    stats = _weak_components(ink)
+    seeds = stats[_seed_sized(stats, th)]
+    seeds = seeds[~_page_frame(seeds)]
+    g = max(1, round(ink.px))
+    boxes = [(x, y, x + bw, y + bh) for x, y, bw, bh, _a in seeds.tolist()]
+    # a band (a painted border down the page: long, and densely inked, not a thin frame
+    # line) is an ornament whole: cut where the text beside it runs, its slices are not
+    # pictures
+    bands = [b for b, (_x, _y, bw, bh, a) in zip(boxes, seeds.tolist(), strict=True)
+             if _band(b) and a >= 0.3 * bw * bh]
+    boxes = _merge(boxes, g)
+    boxes = _absorb(boxes, ink.stats[1:], g)
+    h, w = ink.full
+    out: list[Box] = []
+    for b in boxes:
+        speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
+        # a frame or band symmetric both ways is one ornament with whatever it holds
+        # (a boxed table of contents): it is not cut where the text inside it runs
+        if speck or ornament(b, ink, turned=False):
+            out.append(b)
+            continue
+        for part in (q for p in _parts(b, ink) for q in unframed(p, ink)):
+            # mirror halves are one ornament (a tailpiece's wings), never two pictures; the
+            # mirrors as scanned, not turned (``symmetry``): a part let whole here is not
+            # trimmed of a stain nor cut along a channel, and a turn lifts two woodcuts in
+            # a row, or a fleuron with its stain, over these thresholds
+            whole = (ornament(part, ink, turned=False)
+                     or symmetry(part, ink, turned=False)[0] > 0.6)
+            out += [part] if whole else _split(part, ink)
+    return _unslice(out, bands)
+
+
+def _could_seed(ink: Ink) -> bool:
+    """Whether any shape of the page's weak ink, as first measured, is seed-sized.
+
+    Seeds are shapes of a part of that ink (the scan border, stamps and text taken out),
+    each inside one of these shapes and so no bigger: a page without one has no seed,
+    and no box (a page of text: its text zone is then never worked out).
+    """
+    return bool(_seed_sized(ink.shapes, ink.th).any())
+
+
+def _seed_sized(stats: np.ndarray, th: float) -> np.ndarray:
+    """Per shape (x, y, w, h, area rows): tall and wide enough to seed a picture."""
+    return (stats[:, 3] >= PARAMS["seed_h"] * th) & (stats[:, 2] >= PARAMS["seed_w"] * th)
+
+
+def _page_frame(seeds: np.ndarray) -> np.ndarray:
+    """Per seed: thin rules framing a page or a text block, with what it frames: sparse
+    (a tenth of its box inked), holding two other seeds or more, none of which fills
+    most of it. A picture's own frame line holds the picture, which fills it."""
+    x, y, w, h, a = (seeds[:, i].astype(np.int64) for i in range(5))
+    # mostly inside (80%): a frame cut by hand or warped on the scan is not quite straight,
+    # and what it frames pokes out of its box here and there
+    ix = (np.minimum(x[None, :] + w[None, :], x[:, None] + w[:, None])
+          - np.maximum(x[None, :], x[:, None]))
+    iy = (np.minimum(y[None, :] + h[None, :], y[:, None] + h[:, None])
+          - np.maximum(y[None, :], y[:, None]))
+    inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.8 * (w * h)[None, :])
+    np.fill_diagonal(inside, False)
+    fills = inside & ((w * h)[None, :] >= 0.6 * (w * h)[:, None])
+    return (a < 0.1 * w * h) & (inside.sum(axis=1) >= 2) & ~fills.any(axis=1)
+
+
+def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:
+    """Each box that lies within a band, replaced by the whole band (once)."""
+    out: list[Box] = []
+    for b in boxes:
+        whole = next((band for band in bands if _inside(b, band) >= 0.8), b)
+        if whole not in out:
+            out.append(whole)
+    return out
+
+
+def _inside(part: Box, box: Box) -> float:
+    """Share of ``part``'s area inside ``box``."""
+    return intersection(part, box) / max(1, (part[2] - part[0]) * (part[3] - part[1]))
+
+
+def _band(box: Box) -> bool:
+    """More than three times as long as wide: a border band, never a picture's shape."""
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    return max(bw, bh) > 3 * min(bw, bh)
+
+
+def _weak_components(ink: Ink) -> np.ndarray:
+    """Stats (x, y, w, h, area) of the weak-ink shapes that hold some strong ink."""
+    n, lab, stats, _c = components.with_stats((ink.weak & ~ink.text).astype(np.uint8),
+                                              connectivity=8)
+    keep = np.bincount(lab[ink.strong & ~ink.text], minlength=n) > 0
+    keep[0] = False
+    return stats[keep]
+
+
+def _merge(boxes: list[Box], g: int = 1) -> list[Box]:
+    """Union boxes that overlap or lie within g px of each other, until none do."""
+    changed = True
+    while changed:
+        changed = False
+        out: list[Box] = []
+        for b in boxes:
+            for i, o in enumerate(out):
+                if b[0] - g <= o[2] and o[0] - g <= b[2] and b[1] - g <= o[3] and o[1] - g <= b[3]:
+                    out[i] = (min(b[0], o[0]), min(b[1], o[1]), max(b[2], o[2]), max(b[3], o[3]))
+                    changed = True
+                    break
+            else:
+                out.append(b)
+        boxes = out
+    return boxes
+
+
+def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
+    """Grow each box over the small shapes that sit mostly inside it (feet, a hat's tip)."""
+    if not len(stats):
+        return boxes
+    x, y = stats[:, 0], stats[:, 1]
+    x1, y1 = x + stats[:, 2], y + stats[:, 3]
+    area = stats[:, 2] * stats[:, 3]
+    out = []
+    for b in boxes:
+        ix = np.minimum(x1, b[2] + g) - np.maximum(x, b[0] - g)
+        iy = np.minimum(y1, b[3] + g) - np.maximum(y, b[1] - g)
+        # small ones: a page frame's rules reach round the picture, and half of their
+        # box may lie over it
+        inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.5 * area) & (
+            area <= 0.5 * (b[2] - b[0]) * (b[3] - b[1]))
+        if inside.any():
+            b = (min(b[0], int(x[inside].min())), min(b[1], int(y[inside].min())),
+                 max(b[2], int(x1[inside].max())), max(b[3], int(y1[inside].max())))
+        out.append(b)
+    return out
+
+
+def _split(box: Box, ink: Ink, depth: int = 0) -> list[Box]:
+    """Cut a box along clean paper channels: adjacent woodcuts that nearly touch.
+
+    Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
+    stacked ones; each part is split again, a few levels deep at most.
+    """
+    box = _trim_text(_trim_strays(_trim_stain(box, ink), ink), ink)
+    x0, y0, x1, y1 = box
+    # a headpiece is a row of blocks: one ornament band, however many blocks
+    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < 8 * ink.th  # a few lines deep
+    for axis in (1,) if band else (0, 1):
+        cuts = _channels(box, ink, axis)
+        if cuts:
+            parts = _pieces(box, ink.weak, axis, cuts)
+            if depth >= 4 or len(parts) < 2:
+                return parts or [box]
+            return [q for part in parts for q in _split(part, ink, depth + 1)]
+    return [box]
+
+
+def _parts(box: Box, ink: Ink) -> list[Box]:
+    """A region cut where set text runs through it (``_cut_zone``).
+
+    A region that reads as text as a whole (a table, a form, a page of text with its
+    rules) keeps as parts only what is plainly printed picture: big shapes, densely
+    inked; the rest stays in it, to be judged a text block with it.
+    """
+    parts = _cut_zone(box, ink)
+    if len(parts) < 2 or big_share(box, ink) >= PARAMS["big"]:
+        return parts
+    pictures = [p for p in parts if big_share(p, ink) >= 0.8 and _weak_density(p, ink) >= 0.35]
+    return pictures or [box]
+
+
+def _weak_density(box: Box, ink: Ink) -> float:
+    x0, y0, x1, y1 = box
+    return float(ink.weak[y0:y1, x0:x1].mean())
+
+
+def _cut_zone(box: Box, ink: Ink, axis: int = 1) -> list[Box]:
+    """The parts of a box between bands of set text two lines deep or more, rows first.
+
+    A woodcut set tight against its text, or an initial under it, joins the picture's
+    shape; the text's rhythm tells where the picture ends. A part with no ink but text
+    goes; a box that is all text stays whole, to be judged as a text block.
+    """
+    x0, y0, x1, y1 = box
+    texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
+    band = max(2, int(2.5 * ink.th))
+    edges = runs(texty, band)
+    if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
+        return [box] if axis == 0 else _cut_zone(box, ink, 0)
+    cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
+    out = []
+    for lo, hi in zip(cuts[::2], cuts[1::2], strict=True):
+        cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
+        part = tighten(cell, ink.weak & ~ink.text) if hi > lo else None
+        if part is not None and _printed(part, ink):
+            out += [part] if axis == 0 else _cut_zone(part, ink, 0)
+    return out or [box]
+
+
+def _printed(box: Box, ink: Ink) -> bool:
+    """Some strong ink that is not text: a margin's faint shading or stain is not printed."""
+    x0, y0, x1, y1 = box
+    own = ink.strong[y0:y1, x0:x1] & ~ink.text[y0:y1, x0:x1]
+    return int(own.sum()) >= 2 * ink.th * ink.th
+
+
+def _trim_strays(box: Box, ink: Ink) -> Box:
+    """Drop a sliver of stray ink beyond an empty band at a box's edge (a neighbour's hat
+    brim, a speck): under 5% of the box's ink, parted from it by a text height of paper."""
+    gap = max(2, int(ink.th))
+    for axis in (0, 1):  # rows, then columns
+        x0, y0, x1, y1 = box
+        prof = ink.weak[y0:y1, x0:x1].sum(axis=1 - axis)
+        n = len(prof)
+        if n <= 2 * gap:
+            continue
+        # band[i]: the gap rows from i on are all empty
+        band = np.convolve(prof == 0, np.ones(gap, dtype=int), "valid") == gap
+        before = np.concatenate(([0], np.cumsum(prof)))  # ink in prof[:i]
+        total = float(before[-1])
+        i = np.arange(len(band))
+        head = band & (before[i] > 0) & (before[i] < 0.05 * total)
+        tail = band & (total - before[i + gap] > 0) & (total - before[i + gap] < 0.05 * total)
+        lo = int(i[head][0]) + gap if head.any() else 0
+        hi = int(i[tail][-1]) if tail.any() else n
+        if (lo, hi) != (0, n) and hi > lo:
+            cell = (x0, y0 + lo, x1, y0 + hi) if axis == 0 else (x0 + lo, y0, x0 + hi, y1)
+            box = tighten(cell, ink.weak) or box
+    return box
+
+
+def _trim_stain(box: Box, ink: Ink) -> Box:
+    """Cut off a box's edge strip that holds no print: no row (column) of it with strong
+    ink along 2% of the box, and the rest a stain (``_stain``) that the faint ink glued
+    to a woodcut or a fleuron. Line prints only: a photograph's pale sky is tone too,
+    and a box that is continuous tone without its strips (``photo``) keeps them."""
+    whole = box
+    for axis in (0, 1):  # rows, then columns
+        x0, y0, x1, y1 = box
+        s = ink.strong[y0:y1, x0:x1]
+        printed = np.flatnonzero(s.sum(axis=1 - axis) > max(2.0, 0.02 * s.shape[1 - axis]))
+        if not len(printed):
+            break
+        n = s.shape[axis]
+        keep = [int(printed[0]), int(printed[-1]) + 1]
+        for i, (a, b) in enumerate(((0, keep[0]), (keep[1], n))):
+            d = ink.d[y0 + a:y0 + b, x0:x1] if axis == 0 else ink.d[y0:y1, x0 + a:x0 + b]
+            if not _stain(d if axis == 0 else d.T, outer_first=i == 0, ink=ink):
+                keep[i] = (0, n)[i]
+        if keep != [0, n]:
+            cell = (x0, y0 + keep[0], x1, y0 + keep[1]) if axis == 0 else (
+                x0 + keep[0], y0, x0 + keep[1], y1)
+            box = tighten(cell, ink.weak) or box
+    return whole if box != whole and photo(box, ink) else box
+
+
+def _stain(strip: np.ndarray, outer_first: bool, ink: Ink) -> bool:
+    """Whether a strip of darkness (rows along the box's side, the outermost first or
+    last) is a stain: STAIN text heights deep at least, even its darkest faint, a tone
+    (faint ink over STAIN_TONE of it: a woodcut's pale part is thin lines on paper) and
+    ragged at the box's edge (a photograph's tone runs to a straight edge there, inked
+    along FRAMED of the side; a blot's does not)."""
+    if len(strip) < STAIN * ink.th or np.percentile(strip, 99) >= 1.3 * ink.t:
+        return False
+    faint = strip > 0.5 * ink.t
+    edge = faint[:max(1, round(ink.px))] if outer_first else faint[-max(1, round(ink.px)):]
+    return float(faint.mean()) >= STAIN_TONE and float(edge.any(axis=0).mean()) < FRAMED
+
+
+def _trim_text(box: Box, ink: Ink) -> Box:
+    """Cut a title or text line off a box's edge when show-through glued it on.
+
+    Faint verso text can bridge the paper between a woodcut and its caption; strong ink
+    cannot. A strip beyond a band free of strong ink that reads as text (a row of big
+    letters, or a line or two of glyph-sized shapes) is not part of the picture.
+    """
+    for _ in range(4):
+        cut = _text_strip(box, ink)
+        if cut is None:
+            return box
+        box = tighten(cut, ink.weak) or box
+    return box
+
+
+def _text_strip(box: Box, ink: Ink) -> Box | None:
+    """The box without a text strip at its top or bottom, or None when there is none.
+
+    Rows only: captions and titles sit under or over pictures.
+    """
+    x0, y0, x1, y1 = box
+    s = ink.strong[y0:y1, x0:x1]
+    h, w = s.shape
+    free = s.sum(axis=1) <= 0.01 * w
+    for end in (True, False):
+        rng = range(h - 1, int(0.6 * h), -1) if end else range(0, int(0.4 * h))
+        prev_free = False
+        for i in rng:  # from the edge inward, the inner row of each free band
+            if free[i] and not prev_free:
+                strip, keep = _halves(box, i, end)
+                t = tighten(strip, ink.strong)
+                if t is not None and _texty(t, ink):
+                    return keep
+            prev_free = free[i]
+    return None
+
+
+def _halves(box: Box, i: int, end: bool) -> tuple[Box, Box]:
+    """(the rows beyond offset i toward the edge, the rest)."""
+    x0, y0, x1, y1 = box
+    if end:
+        return (x0, y0 + i, x1, y1), (x0, y0, x1, y0 + i)
+    return (x0, y0, x1, y0 + i), (x0, y0 + i, x1, y1)
+
+
+def _texty(strip: Box, ink: Ink) -> bool:
+    """A title (a row of big letters) or a line or two of text, not a slice of picture."""
+    x0, y0, x1, y1 = strip
+    if y1 - y0 < 1.5 * ink.th:
+        return False
+    if lettering(strip, ink):
+        return True
+    # a set line is dense in black and made of glyphs; a pale slice of picture is neither
+    line = ink.strong[y0:y1, x0:x1]
+    return (y1 - y0 <= 4 * ink.th and float(line.mean()) >= 0.15
+            and big_share(strip, ink) < 0.25)
+
+
+def _channels(box: Box, ink: Ink, axis: int) -> list[int]:
+    """Offsets of the channels across a box, one per run of qualifying columns (or rows).
+
+    A channel's darkness is a small fraction of the box's median column, and little
+    faint ink crosses it: a scene's pale sky is darker than that relative to its own
+    picture, so it stays whole. All channels are found at once, against the same
+    median, so a row of three woodcuts is judged as a row.
+    """
+    x0, y0, x1, y1 = box
+    d = ink.d[y0:y1, x0:x1]
+    dark = np.where(d >= 0.25 * ink.t, d, 0).astype(np.float32)
+    length, span = (x1 - x0, y1 - y0) if axis == 0 else (y1 - y0, x1 - x0)
+    # side by side, a narrow figure may sit by a wide scene; stacked parts are big
+    margin = int(max(3 * ink.th, (0.15 if axis == 0 else 0.3) * length))
+    if length - 2 * margin < 1:
+        return []
+    prof = dark.sum(axis=axis)
+    rel = prof / max(1e-6, float(np.median(prof)))
+    pw = ink.weak[y0:y1, x0:x1].sum(axis=axis) / span
+    ok = (rel <= 0.2) & (pw <= 0.08)
+    ok[:margin] = ok[length - margin:] = False
+    cuts: list[int] = []
+    run: list[int] = []
+    for i in [*np.flatnonzero(ok).tolist(), -2]:
+        if run and i != run[-1] + 1:
+            cut = min(run, key=lambda j: rel[j])
+            if not cuts or cut - cuts[-1] >= margin:  # parts narrower than that are no picture
+                cuts.append(cut)
+            run = []
+        run.append(i)
+    return cuts
+
+
+def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]:
+    """The boxes between cuts, each around the shapes whose centre falls in it.
+
+    A hat brim that overhangs the neighbour's column stays with its wearer, and the
+    neighbour's box does not grow to reach it; where shapes straddle a cut so much that
+    the boxes would overlap, the cut is made straight instead.
+    """
+    x0, y0, x1, y1 = box
+    _n, _lab, stats, cent = components.with_stats(
+        weak[y0:y1, x0:x1].astype(np.uint8), connectivity=8)
+    stats, pos = stats[1:], (cent[1:, 0] if axis == 0 else cent[1:, 1])
+    edges = [0, *[c + 1 for c in cuts], (x1 - x0) if axis == 0 else (y1 - y0)]
+    out: list[Box] = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        st = stats[(pos >= lo) & (pos < hi)]
+        if len(st):
+            out.append((x0 + int(st[:, 0].min()), y0 + int(st[:, 1].min()),
+                        x0 + int((st[:, 0] + st[:, 2]).max()),
+                        y0 + int((st[:, 1] + st[:, 3]).max())))
+    if len(out) == len(edges) - 1 and all(
+            _overlap(a, b) <= 0.1 for a, b in zip(out, out[1:], strict=False)):
+        return out
+    straight = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        cell = (x0 + lo, y0, x0 + hi, y1) if axis == 0 else (x0, y0 + lo, x1, y0 + hi)
+        t = tighten(cell, weak)
+        if t is not None:
+            straight.append(t)
+    return straight
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """Intersection over the smaller box's area."""
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return intersection(a, b) / max(1, small)
