@@ -362,26 +362,40 @@ def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:
     """Each cut figure's printed title or caption, from the text layer or else from --ocr.
 
     Only pages with a kept or doubtful figure get here. OCR reads only the pages with
-    a kept figure, for the kept figures alone.
+    a kept figure, for the kept figures alone. A picture on a page printed across the
+    book is read with its page turned upright: its caption runs down the scan.
     """
     if opts.unit != "figure" or not opts.printed_text or not items:
         return
     words = [] if page.image_only else printed_text.text_layer_words(page.doc[page.index])
-    if not words and opts.ocr and not opts.scan_only:
-        items = [it for it in items if it.region.kept]
-        if items:
-            try:
-                words = ocr.band_words(page.full(), [it.region.bbox for it in items], opts.ocr)
-            except (RuntimeError, OSError, ValueError):  # OCR never costs a page its figures
-                words = []
+    for turned in sorted({it.region.turned for it in items}):
+        group = [it for it in items if it.region.turned == turned]
+        if not words and opts.ocr and not opts.scan_only:
+            group = [it for it in group if it.region.kept]
+        for it, text in zip(group, _printed_texts(page, group, words, turned, opts), strict=True):
+            region = it.region
+            region.printed_text = text
+            region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text)
+
+
+def _printed_texts(page: Page, items: list[Item], words: list[printed_text.Word], turned: int,
+                   opts: Options) -> list[str]:
+    """The printed text of each item's picture, read in the frame it stands upright in
+    (``turned`` degrees clockwise from the page as shown: 0 or 90)."""
+    boxes = [it.region.bbox for it in items]
     w, h = page.width, page.height
-    boxes = [(x0 * w, y0 * h, x1 * w, y1 * h) for x0, y0, x1, y1 in
-             (it.region.bbox for it in items)]
-    for it, text in zip(items, printed_text.printed_texts(boxes, printed_text.scaled(words, w, h)),
-                        strict=True):
-        region = it.region
-        region.printed_text = text
-        region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text)
+    if turned:
+        boxes, words, (w, h) = ([printed_text.quarter_turned(b) for b in boxes],
+                                printed_text.words_quarter_turned(words), (h, w))
+    if not words and opts.ocr and not opts.scan_only and boxes:
+        image = page.full()
+        try:
+            words = ocr.band_words(image.transpose(Image.Transpose.ROTATE_270) if turned
+                                   else image, boxes, opts.ocr)
+        except (RuntimeError, OSError, ValueError):  # OCR never costs a page its figures
+            words = []
+    pixels = [(x0 * w, y0 * h, x1 * w, y1 * h) for x0, y0, x1, y1 in boxes]
+    return printed_text.printed_texts(pixels, printed_text.scaled(words, w, h))
 
 
 def _decode_need(page: Page, boxes: list[tuple[float, ...]], opts: Options) -> tuple[int, int]:

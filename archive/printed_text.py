@@ -187,6 +187,19 @@ def text_layer_words(page) -> list[Word]:
     return out
 
 
+def quarter_turned(box: Box) -> Box:
+    """A box in fractions of a page as shown, in fractions of that page turned a quarter
+    clockwise: where it stands on a page printed across the book, read upright."""
+    x0, y0, x1, y1 = box
+    return (1.0 - y1, x0, 1.0 - y0, x1)
+
+
+def words_quarter_turned(words: Sequence[Word]) -> list[Word]:
+    """Words in fractions of a page as shown, on that page turned a quarter clockwise
+    (``quarter_turned``): the lines of a page printed across the book run across again."""
+    return [Word(*quarter_turned((w.x0, w.y0, w.x1, w.y1)), w.text) for w in words]
+
+
 def scaled(words: Sequence[Word], width: float, height: float) -> list[Word]:
     """Words from page fractions to pixels, so line heights and column gaps compare."""
     return [Word(w.x0 * width, w.y0 * height, w.x1 * width, w.y1 * height, w.text)

@@ -137,6 +137,41 @@ def add_invisible_line(page: pymupdf.Page, box: tuple[float, float, float, float
                      morph=(origin, stretch))
 
 
+def add_invisible_line_up(page: pymupdf.Page, box: tuple[float, float, float, float],
+                          text: str) -> None:
+    """``add_invisible_line`` for a line that runs up the page (a page printed across the
+    book, its top at the left): the text turned a quarter anticlockwise, fitted to
+    ``box`` (points), read from its bottom."""
+    x0, y0, x1, y1 = box
+    size = max(1.0, 0.8 * (x1 - x0))
+    length = pymupdf.get_text_length(text, fontname="helv", fontsize=size)
+    if length <= 0:
+        return
+    origin = pymupdf.Point(x1 - 0.2 * (x1 - x0), y1)
+    page.insert_text(origin, text, fontsize=size, fontname="helv", render_mode=3, rotate=90,
+                     morph=(origin, pymupdf.Matrix(1, (y1 - y0) / length)))
+
+
+def turned_text_layer_pdf(out: Path, images: list[Path], lines: dict, dpi: int = 150) -> Path:
+    """``text_layer_pdf`` of pages printed across the book: each scan turned a quarter
+    anticlockwise (its top at the left, as printers set such a page), its lines with it."""
+    doc = pymupdf.open()
+    k = 72 / dpi
+    for path in images:
+        with Image.open(path) as im:
+            turned = im.convert("RGB").transpose(Image.Transpose.ROTATE_90)
+        w = turned.height  # the upright scan's width: (x, y) upright is (y, w - x) turned
+        buf = io.BytesIO()
+        turned.save(buf, "JPEG", quality=90)
+        page = doc.new_page(width=turned.width * k, height=turned.height * k)
+        page.insert_image(page.rect, stream=buf.getvalue())
+        for (x0, y0, x1, y1), text in lines.get(path, []):
+            add_invisible_line_up(page, (y0 * k, (w - x1) * k, y1 * k, (w - x0) * k), text)
+    doc.save(out, garbage=3, deflate=True)
+    doc.close()
+    return out
+
+
 def text_layer_pdf(out: Path, images: list[Path], lines: dict, dpi: int = 150,
                    as_form: bool = True) -> Path:
     """Scans with an OCR text layer: each page image under its lines in invisible text.

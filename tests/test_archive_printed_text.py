@@ -30,6 +30,7 @@ from tests.pdf_factory import (
     chapbook_pages,
     scans_pdf,
     text_layer_pdf,
+    turned_text_layer_pdf,
 )
 from tests.test_archive_pipeline import entries
 from tests.tiny_models import build_captioner
@@ -92,6 +93,28 @@ def test_text_layer_gives_each_woodcut_its_title(shared_data, chapbooks, layer_z
             held += sum(w in got for w in title) >= 0.8 * len(title)
     assert checked >= 12
     assert held >= 0.9 * checked, f"{held} of {checked} woodcuts got their title"
+
+
+def test_a_page_printed_across_the_book_gives_its_woodcuts_their_titles(
+        shared_data, chapbooks, layer_zip, tmp_path):
+    """The same chapbook pages printed across the book (turned a quarter, their top at
+    the left) with their text layer: each woodcut's title runs down the scan beside it,
+    and the page is read turned upright, its words too. The crops stand upright and get
+    the titles they get on the upright pages."""
+    pdf = turned_text_layer_pdf(tmp_path / "turned.pdf", chapbooks, chapbook_lines(shared_data))
+    archive.build_dataset([pdf], tmp_path / "turned.zip", trigger="imperial", size=256)
+    turned = [r for r in region_rows(tmp_path / "turned.zip") if r["kept"] == "1"]
+    upright = [r for r in region_rows(layer_zip) if r["kept"] == "1"]
+    assert turned and {r["turned"] for r in turned} == {"90"}
+    checked = held = 0
+    for n in range(1, len(chapbooks) + 1):
+        titles = [words(r["printed_text"]) for r in upright if int(r["page"]) == n]
+        got = {w for r in turned if int(r["page"]) == n for w in words(r["printed_text"])}
+        for title in (t for t in titles if t):
+            checked += 1
+            held += sum(w in got for w in title) >= 0.8 * len(title)
+    assert checked >= 10
+    assert held >= 0.9 * checked, f"{held} of {checked} titles read on the turned pages"
 
 
 def test_metadata_rows_carry_printed_text_and_the_default_caption(layer_zip):
@@ -261,6 +284,21 @@ def test_ocr_reads_the_titles_of_image_only_scans(shared_data, chapbooks, tmp_pa
     assert "valiente" in read and "dolores" in read
     assert ocr.bands([(0.2, 0.3, 0.4, 0.5), (0.5, 0.32, 0.8, 0.5)]) == [
         (pytest.approx(0.2), pytest.approx(0.33)), (pytest.approx(0.49), pytest.approx(0.6))]
+
+
+def test_ocr_reads_the_titles_of_pages_printed_across_the_book(chapbooks, tmp_path):
+    """Image-only scans of pages printed across the book: OCR reads the bands round each
+    woodcut on the page turned upright, where its title runs across."""
+    if ocr.problem("spa"):
+        if os.environ.get("CI"):
+            pytest.fail(ocr.problem("spa"))
+        pytest.skip(ocr.problem("spa"))
+    pdf = turned_text_layer_pdf(tmp_path / "s.pdf", chapbooks[6:9], {})  # no text layer
+    archive.build_dataset([pdf], tmp_path / "s.zip", size=96, ocr="spa")
+    rows = [r for r in region_rows(tmp_path / "s.zip") if r["kept"] == "1"]
+    assert rows and {r["turned"] for r in rows} == {"90"}
+    read = " ".join(r["printed_text"] for r in rows).casefold()
+    assert "valiente" in read and "dolores" in read
 
 
 # --- --captioner ------------------------------------------------------------------------
