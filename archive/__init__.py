@@ -7,7 +7,9 @@ The path through the folder: reader -> figures (or the page filter, for whole
 pages) -> resize -> writer, tied together by pipeline, with dedup for reprinted
 plates; review and apply are the curator's look at the doubtful crops, and
 distributor runs a whole collection on Ray. cli is the command, errors the
-messages a curator sees.
+messages a curator sees. figures reads a page in steps of their own: page_extent
+(the page inside the scan) -> page_ink (its ink, measured once) -> picture_boxes
+(with picture_frames) -> verdicts (with ornaments, charts, ring_stamps).
 """
 
 from archive.errors import ArchiveError
