@@ -48,9 +48,9 @@ class Region:
 
     box: tuple[float, float, float, float]  # x0, y0, x1, y1, fractions of the image
     score: float  # 0..1, how sure this is a picture a curator wants
-    kind: str  # one of KINDS
+    kind: str  # one of figures.KINDS
     kept: bool
-    reason: str  # "" when kept, else why not: a code of REASONS
+    reason: str  # "" when kept, else why not: a code of figures.REASONS
     turned: int = 0  # degrees clockwise that stand it upright: 90 on a page printed across
 
 
