@@ -368,30 +368,29 @@ def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:
     if opts.unit != "figure" or not opts.printed_text or not items:
         return
     words = [] if page.image_only else printed_text.text_layer_words(page.doc[page.index])
+    lang = opts.ocr if not words and not opts.scan_only else None  # OCR: kept figures only
     for turned in sorted({it.region.turned for it in items}):
-        group = [it for it in items if it.region.turned == turned]
-        if not words and opts.ocr and not opts.scan_only:
-            group = [it for it in group if it.region.kept]
-        for it, text in zip(group, _printed_texts(page, group, words, turned, opts), strict=True):
+        group = [it for it in items
+                 if it.region.turned == turned and (it.region.kept or not lang)]
+        for it, text in zip(group, _printed_texts(page, group, words, turned, lang), strict=True):
             region = it.region
             region.printed_text = text
             region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text)
 
 
 def _printed_texts(page: Page, items: list[Item], words: list[printed_text.Word], turned: int,
-                   opts: Options) -> list[str]:
+                   lang: str | None) -> list[str]:
     """The printed text of each item's picture, read in the frame it stands upright in
-    (``turned`` degrees clockwise from the page as shown: 0 or 90)."""
+    (``turned`` degrees clockwise from the page as shown: 0 or 90); with ``lang``, OCR's
+    words of the page turned so."""
     boxes = [it.region.bbox for it in items]
     w, h = page.width, page.height
     if turned:
         boxes, words, (w, h) = ([printed_text.quarter_turned(b) for b in boxes],
                                 printed_text.words_quarter_turned(words), (h, w))
-    if not words and opts.ocr and not opts.scan_only and boxes:
-        image = page.full()
+    if lang and boxes:
         try:
-            words = ocr.band_words(image.transpose(Image.Transpose.ROTATE_270) if turned
-                                   else image, boxes, opts.ocr)
+            words = ocr.band_words(upright(page.full(), turned), boxes, lang)
         except (RuntimeError, OSError, ValueError):  # OCR never costs a page its figures
             words = []
     pixels = [(x0 * w, y0 * h, x1 * w, y1 * h) for x0, y0, x1, y1 in boxes]

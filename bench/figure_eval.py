@@ -285,6 +285,11 @@ def overlap(part: Box, box: Box) -> float:
     return ix * iy / max(1e-12, area(part))
 
 
+def is_text_label(label: str) -> bool:
+    """A labelled page with no picture to find: ``text``, or a ufal TEXT*/LINE* category."""
+    return label == "text" or label.startswith(("TEXT", "LINE"))
+
+
 def eval_labelled(sheet: list | None) -> tuple[dict[str, list[int]], list[str], list[float]]:
     """Pages with >= 1 kept crop, per source and label; names of text pages with crops; ms."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -295,7 +300,7 @@ def eval_labelled(sheet: list | None) -> tuple[dict[str, list[int]], list[str], 
         regions = F.candidates(prev)
         ms.append((time.process_time() - t) * 1000)
         kept = [r for r in regions if r.kept]
-        group = "text" if label in ("text",) or label.startswith(("TEXT", "LINE")) else "picture"
+        group = "text" if is_text_label(label) else "picture"
         key = f"{source}:{group}"
         counts[key][0] += 1
         counts[key][1] += bool(kept)

@@ -38,6 +38,7 @@ from bench.figure_eval import (
     DATA,
     Box,
     early_pages,
+    is_text_label,
     labelled_pages,
     load_preview,
     moreno_pages,
@@ -71,7 +72,7 @@ def labelled_sets() -> Sets:
                              for bg in scans.BACKGROUNDS for seed in range(6)]
     sets["composites"] = [(c.boxes, c.preview()) for c in composites.build(per_cell=3)]
     for source, label, path in labelled_pages():
-        if label == "text" or label.startswith(("TEXT", "LINE")):
+        if is_text_label(label):
             sets.setdefault(f"text pages, {source}", []).append(([], load_preview(path)))
     return sets
 
