@@ -108,6 +108,9 @@ class Finding:
 
     page: tuple[float, float, float, float]  # the page inside the scan, fractions of the image
     regions: list[Region]
+    # the set text's height, a fraction of the preview's long side (0: no text measured);
+    # its crops' edges are read at their own resolution by it (``crop_edges``)
+    text_height: float = 0.0
 
 
 def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
@@ -121,7 +124,7 @@ def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
     scaled = page.resize((round(w * second_look.SCALE), round(h * second_look.SCALE)),
                          Image.Resampling.BOX)
     other = _look(scaled, min_area).regions
-    return Finding(found.page, second_look.veto(found.regions, other))
+    return Finding(found.page, second_look.veto(found.regions, other), found.text_height)
 
 
 def _look(page: Image.Image, min_area: float) -> Finding:
@@ -184,7 +187,7 @@ def _levelled_back(found: Finding, turn: np.ndarray, size: tuple[int, int]) -> F
         (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
         return (max(0.0, x0 / w), max(0.0, y0 / h), min(1.0, x1 / w), min(1.0, y1 / h))
     regions = [replace(r, box=box(r.box)) for r in found.regions]
-    return Finding(box(found.page), _reading_order(regions))
+    return Finding(box(found.page), _reading_order(regions), found.text_height)
 
 
 def _judged(ink: Ink, boxes: list[Box], min_area: float) -> Finding:
@@ -192,7 +195,7 @@ def _judged(ink: Ink, boxes: list[Box], min_area: float) -> Finding:
     stamps = [Region(padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
     outside = [Region(b, 0.05, "other", False, "outside_page") for b in ink.extent.outside]
     regions = [judge(b, ink, min_area) for b in boxes] + stamps + outside
-    return Finding(ink.extent.page, _reading_order(regions))
+    return Finding(ink.extent.page, _reading_order(regions), ink.th / max(ink.full))
 
 
 def _sideways(ink: Ink) -> bool:
@@ -216,7 +219,7 @@ def _turned_back(found: Finding) -> Finding:
     def back(b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
         return (b[1], 1.0 - b[2], b[3], 1.0 - b[0])
     regions = [replace(r, box=back(r.box), turned=90) for r in found.regions]
-    return Finding(back(found.page), _reading_order(regions))
+    return Finding(back(found.page), _reading_order(regions), found.text_height)
 
 
 def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:

@@ -61,6 +61,12 @@ PIECE = 0.25
 # A white page on a pale card: the page is within BRIGHT levels of its brightest tone,
 # and its edge steps up from the card by EDGE_STEP of that tone within 5 px at 160 px
 BRIGHT, EDGE_STEP = 6, 0.04
+# A paper tone on the rim that does not fill the image is a card round the page, or the
+# margin round a picture that fills the page (a frontispiece). A page on a card, darker
+# than the card, is one solid patch of its paper (text is closed over): 0.67-0.99 of its
+# box on the shared sets. A frontispiece's mid-tones are scattered over the picture
+# (0.14-0.32), and are no page: the image is.
+SOLID = 0.5
 
 
 @dataclass(frozen=True)
@@ -176,8 +182,8 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
-    tones = _paper_levels(lab[..., 0])
-    for level in tones:
+    tones, card = _paper_levels(lab[..., 0]), 0
+    for level in tones[::-1]:  # brightest first: a card's tone is known below it
         mask = _near(lab, level)
         patch = _joined(mask)
         if patch is None:
@@ -186,8 +192,11 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
         if _on_rim(mask):
             if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
                 return _brighter_page(lab, tones[-1])
+            card = max(card, level)
             continue
-        if best is None or bw * bh > best[0]:
+        if level < card and a < SOLID * bw * bh:
+            continue
+        if best is None or bw * bh >= best[0]:  # ties to the darker tone
             best = (bw * bh, (x, y, x + bw, y + bh))
     if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
         return None

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import figures, ocr, printed_text, reader
+from archive import crop_edges, figures, ocr, printed_text, reader
 from archive.caption import DEFAULT_CAPTION, check_template, make_caption
 from archive.decisions import DUPLICATE, decide, sidecar
 from archive.decisions import load as load_decisions
@@ -58,6 +58,7 @@ from archive.resize import (
     fit_array,
     needed_size,
     paper_colour,
+    upright,
 )
 from archive.writer import DatasetWriter
 
@@ -246,13 +247,13 @@ def process_page(
     number = index + 1
     try:
         page = read_page(doc, index, opts.scale, opts.preview_side)
-        regions, note, extent = _candidates(page.preview, opts, filt)
+        regions, note, extent, text_height = _candidates(page.preview, opts, filt)
         items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
         floor = review_floor(opts)
         cut = [it for it in items if it.region.kept or it.region.score >= floor]
         wanted = any(it.region.kept for it in items) or (opts.candidates and cut)
         if wanted and not opts.scan_only:
-            _cut(page, cut, opts)
+            _cut(page, cut, opts, text_height)
         if wanted:
             _printed(page, cut, source, opts)
         score = max((r.score for r in regions), default=0.0)
@@ -279,19 +280,20 @@ def review_floor(opts: Options) -> float:
 
 
 def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
-                ) -> tuple[list[figures.Region], str, tuple[float, ...]]:
+                ) -> tuple[list[figures.Region], str, tuple[float, ...], float]:
     """The page's candidate regions (the figure finder's, or the whole page by the
-    filter), the page filter's own words for the manifest, and the page's extent."""
+    filter), the page filter's own words for the manifest, the page's extent and its
+    text height (a fraction of the preview's long side; 0 for whole pages)."""
     if opts.unit == "page":
         v = filt.judge(preview)
         return [figures.Region((0.0, 0.0, 1.0, 1.0), v.score, "page", v.kept,
-                               "" if v.kept else v.reason)], v.reason, page_extent(preview)
+                               "" if v.kept else v.reason)], v.reason, page_extent(preview), 0.0
     kwargs = {} if opts.min_figure_area is None else {"min_area": opts.min_figure_area}
     found = figures.find(preview, **kwargs)
     regions = found.regions
     if opts.threshold is not None:
         regions = [_rethreshold(r, opts.threshold) for r in regions]
-    return regions, "", found.page
+    return regions, "", found.page, found.text_height
 
 
 def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
@@ -327,12 +329,17 @@ def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> P
     return record
 
 
-def _cut(page: Page, items: list[Item], opts: Options) -> None:
-    """Decode the page once, as large as its largest need, and make every item's bytes."""
+def _cut(page: Page, items: list[Item], opts: Options, text_height: float = 0.0) -> None:
+    """Decode the page once, as large as its largest need, and make every item's bytes.
+    A line of text glued on a crop's top or bottom is cut off it there, where the scan's
+    resolution parts it from the picture (``crop_edges``), and its box says so."""
     img = page.full_array(_decode_need(page, [it.region.bbox for it in items], opts))
     paper = paper_colour(page.preview) if opts.resize == "pad" else None
     for it in items:
         whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
+        if not whole:
+            box = crop_edges.trimmed(img, it.region.bbox, it.region.turned, text_height)
+            it.region.bbox = tuple(round(v, 4) for v in box)
         crop = upright(img if whole else crop_array(img, it.region.bbox), it.region.turned)
         fitted = fit_array(crop, opts.size, opts.resize, paper)
         it.jpeg = encode_jpeg(fitted, opts.quality)
@@ -345,17 +352,6 @@ def _cut(page: Page, items: list[Item], opts: Options) -> None:
             it.thumbnail = thumb
         del fitted, crop
     del img
-
-
-def upright(crop: np.ndarray | Image.Image, turned: int) -> np.ndarray | Image.Image:
-    """A crop turned ``turned`` degrees clockwise (a picture on a page printed across the
-    book): a LoRA learns whatever way up its images stand."""
-    quarters = (turned // 90) % 4
-    if not quarters:
-        return crop
-    if isinstance(crop, Image.Image):
-        return crop.rotate(-90 * quarters, expand=True)
-    return np.ascontiguousarray(np.rot90(crop, -quarters))
 
 
 def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:

@@ -127,6 +127,17 @@ def resample_array(arr: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return cv2.resize(arr, size, interpolation=cv2.INTER_CUBIC)
 
 
+def upright(crop: np.ndarray | Image.Image, turned: int) -> np.ndarray | Image.Image:
+    """A crop turned ``turned`` degrees clockwise (a picture on a page printed across the
+    book): a LoRA learns whatever way up its images stand."""
+    quarters = (turned // 90) % 4
+    if not quarters:
+        return crop
+    if isinstance(crop, Image.Image):
+        return crop.rotate(-90 * quarters, expand=True)
+    return np.ascontiguousarray(np.rot90(crop, -quarters))
+
+
 def crop_box(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
     """The part of ``img`` inside ``box`` (fractions of the image), at least 1 px."""
     return img.crop(_crop_px(img.size, box))

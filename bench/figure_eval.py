@@ -25,6 +25,10 @@ themselves were written while looking at these pages, so CV bounds the tuning, n
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
 on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
 the decode excluded, as process CPU time: the machine is shared and wall time is not.
+
+The crops as the pipeline cuts them are scored too (shipped PARAMS): each kept box
+without the lines of text ``archive.crop_edges`` finds on its edges in the scan itself,
+as the pipeline cuts it from the decoded page.
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ import numpy as np
 import simplejpeg
 from PIL import Image
 
+from archive import crop_edges, reader
 from archive import figures as F
-from archive import reader
 from archive.boxes import area, iou
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -408,6 +412,24 @@ def report_early(sheets: dict[str, list] | None) -> list[float]:
     return ms
 
 
+def report_cut(name: str, pages: list[Page]) -> None:
+    """The crops as cut: the finder's kept boxes, shipped PARAMS, then each without the
+    text lines on its top and bottom edges that ``crop_edges`` reads in the scan."""
+    before, after, cut = [], [], 0
+    for p in pages:
+        found = F.find(p.preview if p.preview is not None else load_preview(DATA / p.name))
+        kept = [r for r in found.regions if r.kept]
+        with Image.open(DATA / p.name) as im:
+            img = np.asarray(im.convert("RGB")) if kept else None
+        boxes = [crop_edges.trimmed(img, r.box, r.turned, found.text_height) for r in kept]
+        cut += sum(b != r.box for b, r in zip(boxes, kept, strict=True))
+        before.append((p.truth, [r.box for r in kept]))
+        after.append((p.truth, boxes))
+    print(f"{name}, the crops as cut (shipped PARAMS; {cut} of "
+          f"{sum(len(b) for _t, b in before)} crops lose a line of text at an edge):\n"
+          f"  finder's boxes {fmt(score(before))}\n  crops as cut   {fmt(score(after))}")
+
+
 def _share(flags: list[bool]) -> str:
     return f"{sum(flags) / max(1, len(flags)):.3f} ({sum(flags)}/{len(flags)})"
 
@@ -503,6 +525,9 @@ def main() -> None:
     print(f"preview side {preview_side()} px; PARAMS {F.PARAMS}")
     ms = report_moreno(sheets)
     ms += report_early(sheets)
+    report_cut("Moreno", moreno_pages())
+    report_cut("Early printed books", early_pages())
+    report_cut("Early printed books with BY_EYE", with_by_eye(early_pages()))
     report_composites(2 if args.quick else args.per_cell, sheets)
     ms += report_scans(2 if args.quick else 4, sheets)
     ms += report_labelled(sheets)

@@ -2,7 +2,7 @@
 light, paper, compression or resolution.
 
     python -m bench.figure_robustness [--source early|moreno|both] [--only NAME ...]
-                                      [--param small_h=20 ...] [--skew 3 -3 5 ...]
+                                      [--param small_h=20 ...] [--skew 3 -3 5 ...] [--cut]
 
 The held-out library scans come from scanners and settings this project never sees. Every
 labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
@@ -30,8 +30,8 @@ import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
+from archive import crop_edges, reader
 from archive import figures as F
-from archive import reader
 from bench.figure_eval import (
     BY_EYE,
     DATA,
@@ -165,25 +165,34 @@ def truth_as(page: Page, name: str) -> list[Box]:
     return [box(b, w, h) for b in page.truth]
 
 
-def changed(page: Page, name: str) -> tuple[list[Box], list[Box]]:
-    """(truth, kept boxes) for one page made the ``name`` way."""
-    data = (DATA / page.name).read_bytes()
-    kept = [r.box for r in F.figures(scan_preview(rescan(data, name)))]
-    return truth_as(page, name), kept
+def changed(page: Page, name: str, cut: bool = False) -> tuple[list[Box], list[Box]]:
+    """(truth, kept boxes) for one page made the ``name`` way; with ``cut``, the crops as
+    the pipeline cuts them (``crop_edges``: lines of text read off their edges in the
+    changed scan itself)."""
+    data = rescan((DATA / page.name).read_bytes(), name)
+    found = F.find(scan_preview(data))
+    kept = [r for r in found.regions if r.kept]
+    if not (cut and kept):
+        return truth_as(page, name), [r.box for r in kept]
+    with Image.open(io.BytesIO(data)) as im:
+        img = np.asarray(im.convert("RGB"))
+    return truth_as(page, name), [crop_edges.trimmed(img, r.box, r.turned, found.text_height)
+                                  for r in kept]
 
 
-def report(label: str, pages: list[Page], names: list[str], eye: list[Page] | None = None
-           ) -> None:
+def report(label: str, pages: list[Page], names: list[str], eye: list[Page] | None = None,
+           cut: bool = False) -> None:
     """One row per change, then their mean and worst; with ``eye`` (the same pages with
     the woodcuts the labels leave unboxed, ``BY_EYE``) the mean scored against them too."""
-    print(f"{label} ({len(pages)} pages), shipped PARAMS:")
+    print(f"{label} ({len(pages)} pages), shipped PARAMS"
+          + (", the crops as cut (crop_edges):" if cut else ":"))
     print(f"  {'scan':<22} {'found>=2%':>9} {'IoU':>6} {'precision':>14} {'text clean':>14}"
           "  pages that changed")
     base: list[list[Box]] = []
     changes: list[dict[str, float]] = []
     by_eye: list[dict[str, float]] = []
     for name in tqdm(names, desc=label.split(" ")[0], leave=False):
-        res = [changed(p, name) for p in pages]
+        res = [changed(p, name, cut) for p in pages]
         s = score(res)
         if name not in CONTROLS:
             changes.append(s)
@@ -221,6 +230,9 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="only these changes (names as printed)")
     ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE",
                     help="run with figures.PARAMS changed, to see what a constant does")
+    ap.add_argument("--cut", action="store_true",
+                    help="score the crops as the pipeline cuts them (lines of text at their "
+                         "edges cut off in the scan itself), not the finder's boxes")
     ap.add_argument("--skew", nargs="*", type=float, default=[], metavar="DEG",
                     help="also these skews (the shipped changes skew 1.5 degrees either way)")
     args = ap.parse_args()
@@ -235,10 +247,10 @@ def main() -> None:
     if args.source in ("early", "both"):
         pages = early_pages()
         report("Early printed books as libraries publish them", pages, names,
-               with_by_eye(pages))
+               with_by_eye(pages), args.cut)
     if args.source in ("moreno", "both"):
         pages = [p for p in moreno_pages() if (DATA / p.name).suffix.lower() in (".jpg", ".jpeg")]
-        report("Moreno chapbooks", pages, names)
+        report("Moreno chapbooks", pages, names, cut=args.cut)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,18 @@ def test_a_roundel_as_wide_as_the_paper_leaves_the_page_whole(shared_data):
     assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
 
 
+def test_a_frontispiece_filling_its_page_is_cropped_whole(shared_data):
+    """Cinna's frontispiece (btv1b8610802d f7): the engraving fills the page, and its
+    paper shows only as a margin round it, a tone on the image's rim. That margin is no
+    card round a page: the engraving's scattered mid-tones are no paper. Before, one of
+    them was taken for the page, and the crop lost a third of the picture (IoU 0.60)."""
+    page, preview = early(shared_data, "btv1b8610802d_f7.jpg")
+    found = F.find(preview)
+    assert inside(page.truth[0], found.page, slack=0.08)
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
+
+
 @pytest.mark.parametrize(("name", "crops"), [("lat_bnf-bpt6k533863_12_7046b_default.jpg", 1),
                                              ("bpt6k831536_f23.jpg", 0),
                                              ("bpt6k15260973_f19.jpg", 1)])

@@ -1,0 +1,104 @@
+"""A line of text set tight on a picture's top or bottom is cut off its crop, at the
+crop's own resolution (archive/crop_edges.py); a picture's own edge stays. Real pages of
+figures/early (CC0) and the Moreno chapbooks, built through the pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import archive
+from archive import crop_edges
+from archive import figures as F
+from archive.resize import crop_array
+from bench import figure_eval as E
+from tests.pdf_factory import scans_pdf
+from tests.zips import region_rows
+
+# a rubric or caption glued under a miniature, a title line over a woodcut, the next
+# line's letters in the box's margin
+TEXT_ON_EDGE = ["bpt6k15223596_bpt6k15223596_f21.jpg", "btv1b8626772v_btv1b8626772v_f26.jpg",
+                "btv1b8626772v_btv1b8626772v_f27.jpg", "bpt6k15260973_f37.jpg"]
+# a worn woodcut's broken frame rule at its top; a chapbook woodcut's ground strokes
+OWN_EDGE = ["bpt6k15260973_f19.jpg", "Moreno_245_1.jpg", "Moreno_234_1.jpg"]
+
+
+def pages(shared_data: Path, names: list[str]) -> list[E.Page]:
+    E.DATA = shared_data
+    every = E.early_pages() + E.moreno_pages()
+    return [next(p for p in every if p.name.endswith("/" + n)) for n in names]
+
+
+@pytest.fixture(scope="module")
+def built(shared_data, tmp_path_factory):
+    """Each page's kept boxes as the finder boxed them and as the dataset holds them."""
+    tmp = tmp_path_factory.mktemp("edges")
+    chosen = pages(shared_data, TEXT_ON_EDGE + OWN_EDGE)
+    pdf = scans_pdf(tmp / "pages.pdf", [shared_data / p.name for p in chosen])
+    archive.build_dataset([pdf], tmp / "pages.zip")
+    out = {}
+    for n, p in zip(TEXT_ON_EDGE + OWN_EDGE, chosen, strict=True):
+        finder = [r.box for r in F.figures(E.load_preview(shared_data / p.name))]
+        out[n] = (p, finder, [])
+    for row in region_rows(tmp / "pages.zip"):
+        if row["kept"] == "1":
+            n = (TEXT_ON_EDGE + OWN_EDGE)[int(row["page"]) - 1]
+            out[n][2].append(tuple(float(row[k]) for k in ("x0", "y0", "x1", "y1")))
+    return out
+
+
+@pytest.mark.parametrize("name", TEXT_ON_EDGE)
+def test_a_line_of_text_on_a_picture_s_edge_is_cut_off_its_crop(built, name):
+    """The finder's box (preview scale) takes in the line; the crop leaves it out and
+    ends where the picture does."""
+    page, finder, crops = built[name]
+    truth = page.truth[0] if len(page.truth) == 1 else max(
+        page.truth, key=lambda t: max(E.iou(t, c) for c in crops))
+    before = max(E.iou(truth, b) for b in finder)
+    after, crop = max((E.iou(truth, c), c) for c in crops)
+    assert after >= 0.91 and after >= before + 0.03, (before, after)
+    # no further out than the finder's margin (PARAMS["pad"], 1.5% of the box)
+    assert crop[1] >= truth[1] - 0.01 and crop[3] <= truth[3] + 0.01, (crop, truth)
+
+
+@pytest.mark.parametrize("name", OWN_EDGE)
+def test_a_picture_s_own_edge_stays_in_its_crop(built, name):
+    """A broken frame rule or a ground's strokes beyond a row of paper are the picture's."""
+    _page, finder, crops = built[name]
+    assert len(crops) == len(finder)
+    for c in crops:
+        assert max(E.iou(c, b) for b in finder) >= 0.995
+
+
+def test_no_chapbook_woodcut_loses_any_of_itself(shared_data):
+    """Over every chapbook page: a crop cut at the scan's resolution is never a worse
+    match for its woodcut than the finder's box (most are not cut at all)."""
+    E.DATA = shared_data
+    cut = 0
+    for page in E.moreno_pages():
+        found = F.find(E.load_preview(shared_data / page.name))
+        img = np.asarray(Image.open(shared_data / page.name).convert("RGB"))
+        th = found.text_height * max(img.shape[:2])
+        for r in (r for r in found.regions if r.kept):
+            lines = crop_edges.cut_lines(crop_array(img, r.box), th)
+            box = crop_edges.trimmed_box(r.box, 0, lines, (img.shape[1], img.shape[0]))
+            cut += any(lines)
+            for t in page.truth:
+                if E.iou(t, r.box) >= 0.5:
+                    assert E.iou(t, box) >= E.iou(t, r.box) - 0.002, (page.name, r.box, box)
+    assert cut <= 3
+
+
+def test_a_turned_crop_is_cut_across_its_columns():
+    """A crop cut upright (a page printed across the book, its top at the left): rows cut
+    off the upright crop are columns of the page, and the box says which."""
+    page = np.random.default_rng(0).integers(0, 255, (300, 200), dtype=np.uint8)
+    box, cut = (0.1, 0.2, 0.9, 0.7), (7, 11)
+    upright = np.rot90(crop_array(page, box), -1)
+    trimmed = crop_edges.trimmed_box(box, 90, cut, (200, 300))
+    again = np.rot90(crop_array(page, trimmed), -1)
+    assert np.array_equal(again, upright[cut[0]:upright.shape[0] - cut[1]])
