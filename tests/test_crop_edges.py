@@ -20,9 +20,12 @@ from tests.pdf_factory import scans_pdf
 from tests.zips import region_rows
 
 # a rubric or caption glued under a miniature, a title line over a woodcut, the next
-# line's letters in the box's margin
+# line's letters in the box's margin; then two whose letters touch the frame's rule in
+# the scan too (a heading over a woodcut, a printer's imprint under his device)
 TEXT_ON_EDGE = ["bpt6k15223596_bpt6k15223596_f21.jpg", "btv1b8626772v_btv1b8626772v_f26.jpg",
-                "btv1b8626772v_btv1b8626772v_f27.jpg", "bpt6k15260973_f37.jpg"]
+                "btv1b8626772v_btv1b8626772v_f27.jpg", "bpt6k15260973_f37.jpg",
+                "btv1b8626779r_btv1b8626779r_f47.jpg",
+                "lat_diglib-hab_qun-607-5_drucke_qun-607-5_00001-00179.pdf_page_3.jpg"]
 # a worn woodcut's broken frame rule at its top; a chapbook woodcut's ground strokes
 OWN_EDGE = ["bpt6k15260973_f19.jpg", "Moreno_245_1.jpg", "Moreno_234_1.jpg"]
 
