@@ -40,6 +40,11 @@ BESIDE, LINES_BESIDE, LINES_THROUGH = 3.0, 0.3, 0.6
 # Pages with pictures measured 113 at the least as published, and 45 washed out to 40% of
 # their contrast (above this, lest a washed-out scan lose its plates)
 UNPRINTED = 42
+# a woodcut printed pale, or scanned with little contrast: its strokes are faint ink,
+# broken into specks where they are dark, so its strong ink reads as text. Set text is
+# where the page's line rhythm runs (under this share of the box here), and a pale
+# drawing's faint ink is big shapes (PARAMS["big"] of it, as strong ink is a picture's)
+PALE_ZONE, PALE_STRONG = 0.05, 0.6
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,24 @@ def _line_art(box: Box, ink: Ink) -> bool:
     x0, y0, x1, y1 = box
     weak = int(ink.weak[y0:y1, x0:x1].sum())
     return weak > 0.1 * (x1 - x0) * (y1 - y0) and ink.strong[y0:y1, x0:x1].sum() < 0.5 * weak
+
+
+def _pale_drawing(box: Box, ink: Ink) -> bool:
+    """A drawing printed or scanned pale: no set text's rhythm runs through it, and its
+    faint ink is mostly big shapes (``PALE_ZONE``). Text keeps its rhythm however pale."""
+    x0, y0, x1, y1 = box
+    if float(ink.zone[y0:y1, x0:x1].mean()) >= PALE_ZONE:
+        return False
+    # a stamp's faint ink (its colour gone the paper's tint in a warm light) is no drawing
+    if any(intersection(box, s) >= 0.5 * (x1 - x0) * (y1 - y0) for s in ink.stamps):
+        return False
+    weak = ink.weak[y0:y1, x0:x1].astype(np.uint8)
+    if ink.strong[y0:y1, x0:x1].sum() > PALE_STRONG * weak.sum():  # dark: written, not pale
+        return False
+    _n, _lab, stats, _c = components.with_stats(weak, connectivity=8)
+    area = int(stats[1:, 4].sum())
+    tall = stats[1:, 3] > 2.5 * ink.th
+    return area > 0 and int(stats[1:, 4][tall].sum()) >= PARAMS["big"] * area
 
 
 def lettering(box: Box, ink: Ink) -> bool:
@@ -301,7 +324,7 @@ def _shape_verdict(box: Box, ink: Ink) -> tuple[float, str, str]:
     if ink_chart(box, ink):
         return 0.05, "other", "chart"
     big = big_share(box, ink)
-    if big < PARAMS["big"] and not _line_art(box, ink):
+    if big < PARAMS["big"] and not _line_art(box, ink) and not _pale_drawing(box, ink):
         return 0.25 * big, "engraving", "text_block"
     if _table(box, ink):
         return 0.1, "engraving", "text_block"

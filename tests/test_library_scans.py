@@ -85,6 +85,25 @@ def test_a_roundel_as_wide_as_the_paper_leaves_the_page_whole(shared_data):
     assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
 
 
+@pytest.mark.parametrize("how", ["low contrast", "warm white balance"])
+def test_a_pale_woodcut_is_a_picture_not_a_text_block(shared_data, how):
+    """Estienne's device on a title page (bpt6k1514025q f9) scanned with little contrast
+    (bench/figure_robustness's "low contrast"): its strokes are faint ink, broken into
+    specks where they are dark, and were judged a text block. No set text's rhythm runs
+    through it, and its faint ink is big shapes: a picture. The library's red stamp
+    beside it, gone the paper's tint in a warm light, is no pale drawing: one crop."""
+    page, preview = scanned(shared_data, "bpt6k1514025q_f9.jpg", how)
+    kept = [r.box for r in F.find(preview).regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.8
+
+
+def test_handwriting_is_no_pale_drawing(shared_data):
+    """A handwritten letter (ufal TEXT_HW, test use only) has no set text's rhythm either,
+    and its cursive joins into big shapes; but its strokes are dark: no crop."""
+    preview = E.load_preview(shared_data / "pages" / "ufal" / "TEXT_HW" / "pages_online_36.jpg")
+    assert [r for r in F.find(preview).regions if r.kept] == []
+
+
 def test_a_frontispiece_filling_its_page_is_cropped_whole(shared_data):
     """Cinna's frontispiece (btv1b8610802d f7): the engraving fills the page, and its
     paper shows only as a margin round it, a tone on the image's rim. That margin is no
