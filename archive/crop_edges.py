@@ -18,9 +18,9 @@ and captions lie above or below.
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 
+from archive import components
 from archive.resize import crop_array, upright
 
 Box = tuple[float, float, float, float]
@@ -29,6 +29,7 @@ GAP = 0.02  # a row of paper: at most this share of it inked (specks, show-throu
 DEEP = 3.0  # text heights from the edge a line and the paper after it may take
 LINE_H, SPAN, PIECES = 2.2, 0.4, 6
 LETTER_W, LETTER_H, WIDE = 1.6, 0.4, 0.5
+LETTER_MAX = 1.8  # text heights: no letter of a line is taller (an initial, a picture is)
 INK = 0.6  # of the paper's level (its darkest channel): darker is ink, red and blue too
 ROUNDS = 3  # lines cut from one edge at most
 RULE = 0.6  # a frame's rule: a row this much inked (a line of text's rows: 0.2-0.55)
@@ -135,9 +136,10 @@ def _text(strip: np.ndarray, th: float) -> bool:
     cols = np.flatnonzero(strip.any(axis=0))
     if (cols[-1] - cols[0] + 1) < SPAN * w:
         return False
-    _n, _lab, stats, _c = cv2.connectedComponentsWithStats(strip.astype(np.uint8), connectivity=8)
+    _n, _lab, stats, _c = components.with_stats(strip.astype(np.uint8), connectivity=8)
     shapes = stats[1:][stats[1:, 4] >= 2]
-    if len(shapes) < PIECES or shapes[:, 2].max() > WIDE * w or shapes[:, 3].max() > 1.8 * th:
+    if (len(shapes) < PIECES or shapes[:, 2].max() > WIDE * w
+            or shapes[:, 3].max() > LETTER_MAX * th):
         return False
     big = shapes[shapes[:, 4] >= (th / 3) ** 2]  # not specks
     if len(big) and np.median(big[:, 2]) > LETTER_W * th:
