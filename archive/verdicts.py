@@ -44,6 +44,8 @@ UNPRINTED = 42
 # broken into specks where they are dark, so its strong ink reads as text. Set text is
 # where the page's line rhythm runs (under this share of the box here), and a pale
 # drawing's faint ink is big shapes (PARAMS["big"] of it, as strong ink is a picture's)
+# and mostly faint (strong ink at most this share of it: handwriting, which has no
+# rhythm either and whose cursive joins, is dark; ufal's letters measured over it)
 PALE_ZONE, PALE_STRONG = 0.05, 0.6
 
 
