@@ -89,12 +89,15 @@ def _table(box: Box, ink: Ink) -> bool:
     lines = (across * rows[:, None].astype(np.uint8)) | (down * cols[None, :].astype(np.uint8))
     # the rest by its faint ink too: a painting's shades join into broad shapes, glyphs don't
     rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, np.ones((3, 3), np.uint8))
-    n = int(rest.sum())
-    if not n:
-        return False
-    _n, _lab, stats, _c = components.with_stats(rest, connectivity=8)
-    tall = stats[1:, 3] > 2.5 * ink.th
-    return float(stats[1:, 4][tall].sum()) < (1 - PARAMS["big"]) * n
+    tall, n = _in_tall_shapes(rest, ink.th)
+    return n > 0 and tall < (1 - PARAMS["big"]) * n
+
+
+def _in_tall_shapes(mask: np.ndarray, th: float) -> tuple[int, int]:
+    """(pixels of a 0/1 mask in shapes taller than 2.5 text heights, all its pixels): faint
+    ink's big shapes, as ``big_share`` counts the page's strong ink in them."""
+    _n, _lab, stats, _c = components.with_stats(mask, connectivity=8)
+    return int(stats[1:, 4][stats[1:, 3] > 2.5 * th].sum()), int(stats[1:, 4].sum())
 
 
 def _line_art(box: Box, ink: Ink) -> bool:
@@ -123,10 +126,8 @@ def _pale_drawing(box: Box, ink: Ink) -> bool:
     weak = ink.weak[y0:y1, x0:x1].astype(np.uint8)
     if ink.strong[y0:y1, x0:x1].sum() > PALE_STRONG * weak.sum():  # dark: written, not pale
         return False
-    _n, _lab, stats, _c = components.with_stats(weak, connectivity=8)
-    area = int(stats[1:, 4].sum())
-    tall = stats[1:, 3] > 2.5 * ink.th
-    return area > 0 and int(stats[1:, 4][tall].sum()) >= PARAMS["big"] * area
+    tall, area = _in_tall_shapes(weak, ink.th)
+    return area > 0 and tall >= PARAMS["big"] * area
 
 
 def lettering(box: Box, ink: Ink) -> bool:
