@@ -412,18 +412,27 @@ def report_early(sheets: dict[str, list] | None) -> list[float]:
     return ms
 
 
+def as_cut(found: F.Finding, scan: Path | io.BytesIO) -> list[Box]:
+    """The kept boxes of ``found`` as the pipeline cuts them from the scan (a path, or its
+    bytes as a file): each without the lines of text ``crop_edges`` reads on its edges."""
+    kept = [r for r in found.regions if r.kept]
+    if not kept:
+        return []
+    with Image.open(scan) as im:
+        img = np.asarray(im.convert("RGB"))
+    return [crop_edges.trimmed(img, r.box, r.turned, found.text_height) for r in kept]
+
+
 def report_cut(name: str, pages: list[Page]) -> None:
     """The crops as cut: the finder's kept boxes, shipped PARAMS, then each without the
     text lines on its top and bottom edges that ``crop_edges`` reads in the scan."""
     before, after, cut = [], [], 0
     for p in pages:
         found = F.find(p.preview if p.preview is not None else load_preview(DATA / p.name))
-        kept = [r for r in found.regions if r.kept]
-        with Image.open(DATA / p.name) as im:
-            img = np.asarray(im.convert("RGB")) if kept else None
-        boxes = [crop_edges.trimmed(img, r.box, r.turned, found.text_height) for r in kept]
-        cut += sum(b != r.box for b, r in zip(boxes, kept, strict=True))
-        before.append((p.truth, [r.box for r in kept]))
+        kept = [r.box for r in found.regions if r.kept]
+        boxes = as_cut(found, DATA / p.name)
+        cut += sum(b != k for b, k in zip(boxes, kept, strict=True))
+        before.append((p.truth, kept))
         after.append((p.truth, boxes))
     print(f"{name}, the crops as cut (shipped PARAMS; {cut} of "
           f"{sum(len(b) for _t, b in before)} crops lose a line of text at an edge):\n"

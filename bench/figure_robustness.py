@@ -30,13 +30,14 @@ import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
-from archive import crop_edges, reader
 from archive import figures as F
+from archive import reader
 from bench.figure_eval import (
     BY_EYE,
     DATA,
     Box,
     Page,
+    as_cut,
     early_pages,
     jpeg_preview,
     moreno_pages,
@@ -171,13 +172,9 @@ def changed(page: Page, name: str, cut: bool = False) -> tuple[list[Box], list[B
     changed scan itself)."""
     data = rescan((DATA / page.name).read_bytes(), name)
     found = F.find(scan_preview(data))
-    kept = [r for r in found.regions if r.kept]
-    if not (cut and kept):
-        return truth_as(page, name), [r.box for r in kept]
-    with Image.open(io.BytesIO(data)) as im:
-        img = np.asarray(im.convert("RGB"))
-    return truth_as(page, name), [crop_edges.trimmed(img, r.box, r.turned, found.text_height)
-                                  for r in kept]
+    if cut:
+        return truth_as(page, name), as_cut(found, io.BytesIO(data))
+    return truth_as(page, name), [r.box for r in found.regions if r.kept]
 
 
 def report(label: str, pages: list[Page], names: list[str], eye: list[Page] | None = None,
