@@ -83,25 +83,25 @@ def _cut(ink: np.ndarray, th: float) -> int:
     """Rows cut from the top of ``ink``: each line of text beyond a row of paper, up to
     ROUNDS of them, to the first ink after the paper."""
     cut = 0
+    inked = ink.mean(axis=1)  # each row's share inked, read once for every round
     for _ in range(ROUNDS):
-        more = _line(ink[cut:], th)
+        more = _line(ink[cut:], inked[cut:], th)
         if not more:
             break
         cut += more
     return cut
 
 
-def _line(ink: np.ndarray, th: float) -> int:
+def _line(ink: np.ndarray, inked: np.ndarray, th: float) -> int:
     """Rows from the top to the ink after a line of text and the paper under it; 0 when
-    the top is no such line."""
-    deep = min(len(ink), int(DEEP * th))
-    rows = ink[:deep].mean(axis=1)
-    inked = np.flatnonzero(rows > GAP)
-    if not len(inked):
+    the top is no such line. ``inked``: each row's share of ink."""
+    rows = inked[:int(DEEP * th)]
+    first = np.flatnonzero(rows > GAP)
+    if not len(first):
         return 0
-    paper = inked[0] + np.flatnonzero(rows[inked[0]:] <= GAP)
+    paper = first[0] + np.flatnonzero(rows[first[0]:] <= GAP)
     if len(paper) and _text(ink[:paper[0]], th):
-        after = np.flatnonzero(ink[paper[0]:].mean(axis=1) > GAP)
+        after = np.flatnonzero(inked[paper[0]:] > GAP)
         return int(paper[0] + (after[0] if len(after) else 0))
     return _on_rule(ink, rows, th)
 

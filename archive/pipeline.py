@@ -329,7 +329,7 @@ def settle_page(record: PageRecord, regions: list[RegionRecord], unit: str) -> P
     return record
 
 
-def _cut(page: Page, items: list[Item], opts: Options, text_height: float = 0.0) -> None:
+def _cut(page: Page, items: list[Item], opts: Options, text_height: float) -> None:
     """Decode the page once, as large as its largest need, and make every item's bytes.
     A line of text glued on a crop's top or bottom is cut off it there, where the scan's
     resolution parts it from the picture (``crop_edges``), and its box says so."""
