@@ -5,6 +5,7 @@ figures/early (CC0) and the Moreno chapbooks, built through the pipeline.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from archive import crop_edges
 from archive import figures as F
 from archive.resize import crop_array
 from bench import figure_eval as E
+from bench import figure_robustness as R
 from tests.pdf_factory import scans_pdf
 from tests.zips import region_rows
 
@@ -27,6 +29,9 @@ TEXT_ON_EDGE = ["bpt6k15223596_bpt6k15223596_f21.jpg", "btv1b8626772v_btv1b86267
                 "lat_diglib-hab_qun-607-5_drucke_qun-607-5_00001-00179.pdf_page_3.jpg"]
 # a worn woodcut's broken frame rule at its top; a chapbook woodcut's ground strokes
 OWN_EDGE = ["bpt6k15260973_f19.jpg", "Moreno_245_1.jpg", "Moreno_234_1.jpg"]
+# a woodcut whose box took in an initial's first line under it, wider than the woodcut
+WIDER_LINE = ["bpt6k1521441j_bpt6k1521441j_f8.jpg"]
+EVERY = TEXT_ON_EDGE + OWN_EDGE + WIDER_LINE
 
 
 def pages(shared_data: Path, names: list[str]) -> list[E.Page]:
@@ -39,16 +44,16 @@ def pages(shared_data: Path, names: list[str]) -> list[E.Page]:
 def built(shared_data, tmp_path_factory):
     """Each page's kept boxes as the finder boxed them and as the dataset holds them."""
     tmp = tmp_path_factory.mktemp("edges")
-    chosen = pages(shared_data, TEXT_ON_EDGE + OWN_EDGE)
+    chosen = pages(shared_data, EVERY)
     pdf = scans_pdf(tmp / "pages.pdf", [shared_data / p.name for p in chosen])
     archive.build_dataset([pdf], tmp / "pages.zip")
     out = {}
-    for n, p in zip(TEXT_ON_EDGE + OWN_EDGE, chosen, strict=True):
+    for n, p in zip(EVERY, chosen, strict=True):
         finder = [r.box for r in F.figures(E.load_preview(shared_data / p.name))]
         out[n] = (p, finder, [])
     for row in region_rows(tmp / "pages.zip"):
         if row["kept"] == "1":
-            n = (TEXT_ON_EDGE + OWN_EDGE)[int(row["page"]) - 1]
+            n = EVERY[int(row["page"]) - 1]
             out[n][2].append(tuple(float(row[k]) for k in ("x0", "y0", "x1", "y1")))
     return out
 
@@ -76,6 +81,16 @@ def test_a_picture_s_own_edge_stays_in_its_crop(built, name):
         assert max(E.iou(c, b) for b in finder) >= 0.995
 
 
+def test_a_crop_is_no_wider_than_its_picture_once_a_wider_line_is_cut(built):
+    """The line cut off the bottom reached into the left margin; the paper it leaves at
+    the side goes too, and the picture's own sides stay."""
+    page, finder, crops = built[WIDER_LINE[0]]
+    truth, box, crop = page.truth[0], finder[0], crops[0]
+    assert box[0] < truth[0] - 0.05  # the finder's box: the margin's paper beside it
+    assert truth[0] - 0.02 <= crop[0] <= truth[0] and crop[2] >= truth[2], (crop, truth)
+    assert E.iou(truth, crop) >= 0.9 > E.iou(truth, box) + 0.05
+
+
 def test_no_chapbook_woodcut_loses_any_of_itself(shared_data):
     """Over every chapbook page: a crop cut at the scan's resolution is never a worse
     match for its woodcut than the finder's box (most are not cut at all)."""
@@ -96,8 +111,42 @@ def test_a_turned_crop_is_cut_across_its_columns():
     """A crop cut upright (a page printed across the book, its top at the left): rows cut
     off the upright crop are columns of the page, and the box says which."""
     page = np.random.default_rng(0).integers(0, 255, (300, 200), dtype=np.uint8)
-    box, cut = (0.1, 0.2, 0.9, 0.7), (7, 11)
-    upright = np.rot90(crop_array(page, box), -1)
-    trimmed = crop_edges.trimmed_box(box, 90, cut, (200, 300))
-    again = np.rot90(crop_array(page, trimmed), -1)
-    assert np.array_equal(again, upright[cut[0]:upright.shape[0] - cut[1]])
+    box, (top, bottom, left, right) = (0.1, 0.2, 0.9, 0.7), (7, 11, 5, 3)
+    for turned in (0, 90):
+        upright = np.rot90(crop_array(page, box), -turned // 90)
+        trimmed = crop_edges.trimmed_box(box, turned, (top, bottom, left, right), (200, 300))
+        again = np.rot90(crop_array(page, trimmed), -turned // 90)
+        h, w = upright.shape
+        assert np.array_equal(again, upright[top:h - bottom, left:w - right]), turned
+
+
+def _as_rescanned(shared_data: Path, name: str, change: str) -> tuple[E.Page, list, list]:
+    """A page of figures/early rescanned the ``change`` way (bench.figure_robustness):
+    its truth there, the finder's kept boxes and the crops as cut from that scan."""
+    E.DATA = shared_data
+    page = next(p for p in E.with_by_eye(E.early_pages()) if p.name.endswith("/" + name))
+    data = R.rescan((shared_data / page.name).read_bytes(), change)
+    found = F.find(R.scan_preview(data))
+    return page, [r.box for r in found.regions if r.kept], E.as_cut(found, io.BytesIO(data))
+
+
+def test_lines_set_solid_are_cut_off_a_sharper_scan(shared_data):
+    """A woodcut's box took in three lines of verse set solid under it (BY_EYE's p10):
+    scanned at twice the resolution, no row of paper parts the lines, their thinnest
+    rows do, and the crop ends where the woodcut does."""
+    page, finder, crops = _as_rescanned(
+        shared_data, "lat_bnf-bpt6k533863_10_68d2e_default.jpg", "double resolution")
+    truth = page.truth[0]
+    assert finder[0][3] > truth[3] + 0.03  # the lines in the finder's box
+    assert crops[0][3] <= truth[3] + 0.01 and E.iou(truth, crops[0]) >= 0.9, crops
+
+
+@pytest.mark.parametrize("name", ["bpt6k1514025q_f9.jpg", "bpt6k6551882q_f5.jpg"])
+def test_a_woodcut_s_ground_is_not_lines_set_solid(shared_data, name):
+    """A printer's device and an oval portrait scanned light: the ground strokes at
+    their foot part at thin rows as lines do, but they are faint and hold few shapes of
+    a letter's size; the crop keeps them."""
+    page, finder, crops = _as_rescanned(shared_data, name, "lighter (gamma 0.6)")
+    for box, crop in zip(finder, crops, strict=True):
+        assert crop[3] >= box[3] - 0.01, (box, crop)
+    assert max(E.iou(page.truth[0], c) for c in crops) >= 0.85
