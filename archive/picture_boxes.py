@@ -21,6 +21,8 @@ from archive.verdicts import big_share, lettering, photo
 # and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
 # paper, measured 1-2% of its strip, stains 10-60%)
 STAIN, STAIN_TONE = 2.0, 0.05
+# a painted border band is no wider than this share of the page across it
+BORDER = 0.2
 
 
 def candidate_boxes(ink: Ink) -> list[Box]:
@@ -37,7 +39,7 @@ def candidate_boxes(ink: Ink) -> list[Box]:
     # line) is an ornament whole: cut where the text beside it runs, its slices are not
     # pictures
     bands = [b for b, (_x, _y, bw, bh, a) in zip(boxes, seeds.tolist(), strict=True)
-             if _band(b) and a >= 0.3 * bw * bh]
+             if _band(b) and a >= 0.3 * bw * bh and _border_wide(b, ink.shape)]
     boxes = _merge(boxes, g)
     boxes = _absorb(boxes, ink.stats[1:], g)
     h, w = ink.full
@@ -111,6 +113,15 @@ def _band(box: Box) -> bool:
     """More than three times as long as wide: a border band, never a picture's shape."""
     bw, bh = box[2] - box[0], box[3] - box[1]
     return max(bw, bh) > 3 * min(bw, bh)
+
+
+def _border_wide(box: Box, shape: tuple[int, int]) -> bool:
+    """No wider than a margin (BORDER of the page across it): a painted border is
+    (0.16 of the page at most, over the early books and the chapbooks at 9 preview
+    sizes); a text column glued to the miniature over it at preview scale is not (0.29),
+    and taken whole as a band it became one crop of both."""
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    return (bw <= BORDER * shape[1]) if bh >= bw else (bh <= BORDER * shape[0])
 
 
 def _weak_components(ink: Ink) -> np.ndarray:

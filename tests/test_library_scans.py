@@ -364,6 +364,20 @@ def test_a_woodcut_inside_a_page_frame_is_cut_apart_from_it(shared_data):
     assert not any(E.area(b) > 0.6 for b in kept)
 
 
+def test_a_miniature_glued_to_its_text_column_is_no_border_band(shared_data):
+    """btv1b8626772v f26 at 420 px: the right miniature, its painted initial and the text
+    column under it are one shape of faint ink, more than three times as tall as wide,
+    and it was taken whole as a painted border: one crop of miniature and column, the
+    column's text rhythm never cut off. A border is as narrow as a margin; this shape is
+    a column wide, so it is cut where the text runs and the miniature is its own crop."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, "btv1b8626772v_btv1b8626772v_f26.jpg")
+    kept = [r.box for r in F.figures(at_side(page, 420))]
+    assert len(E.match(page.truth, kept)) == len(page.truth) == 2
+    assert all(b[3] - b[1] < 0.45 for b in kept)  # the column (to 0.85) in no crop
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
