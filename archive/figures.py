@@ -123,11 +123,11 @@ def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> Finding:
     w, h = page.size
     scaled = page.resize((round(w * second_look.SCALE), round(h * second_look.SCALE)),
                          Image.Resampling.BOX)
-    other = _look(scaled, min_area).regions
+    other = _look(scaled, min_area, second_look.SCALE).regions
     return Finding(found.page, second_look.veto(found.regions, other), found.text_height)
 
 
-def _look(page: Image.Image, min_area: float) -> Finding:
+def _look(page: Image.Image, min_area: float, scale: float = 1.0) -> Finding:
     """One look at the page: ``find`` without the second look. A page with a candidate
     (a shape many text lines tall) whose text runs down it (``_sideways``: a landscape
     plate or table printed across the book, its caption up the side; read across, its
@@ -136,20 +136,21 @@ def _look(page: Image.Image, min_area: float) -> Finding:
     book clockwise), so that turn makes it upright. One set the other way is read upside
     down, which the finder reads less well (the early books: crops that were pictures
     0.92 turned upright, 0.82 upside down; 0.55 read sideways). A page whose lines run
-    ``SKEW_LEVEL`` degrees askew or more is looked at turned level (``_skew``)."""
-    found = _analyse(page)
+    ``SKEW_LEVEL`` degrees askew or more is looked at turned level (``_skew``). ``scale``:
+    the page's size against the preview's (the second look's)."""
+    found = _analyse(page, scale)
     if found is None:
         return Finding(WHOLE, [])
     ink, boxes = found
     if boxes and _sideways(ink):  # the way the page is read is settled before judging
-        turned = _analyse(page.transpose(Image.Transpose.ROTATE_270))
+        turned = _analyse(page.transpose(Image.Transpose.ROTATE_270), scale)
         if turned is not None:
             return _turned_back(_judged(*turned, min_area))
     elif boxes and abs(angle := _skew(ink)) >= SKEW_LEVEL:
         turn = cv2.getRotationMatrix2D((page.width / 2, page.height / 2), angle, 1.0)
         level = _analyse(Image.fromarray(cv2.warpAffine(
             np.asarray(page), turn, page.size, flags=cv2.INTER_NEAREST,
-            borderMode=cv2.BORDER_REPLICATE)))
+            borderMode=cv2.BORDER_REPLICATE)), scale)
         if level is not None:
             return _levelled_back(_judged(*level, min_area), turn, page.size)
     return _judged(ink, boxes, min_area)
@@ -232,8 +233,11 @@ def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Regio
     return [r for r in candidates(page, min_area) if r.kept]
 
 
-def _analyse(page: Image.Image) -> tuple[Ink, list[Box]] | None:
-    """The page's ink and its candidate boxes in pixels; None for a page too small to read."""
+def _analyse(page: Image.Image, scale: float = 1.0) -> tuple[Ink, list[Box]] | None:
+    """The page's ink and its candidate boxes in pixels; None for a page too small to read.
+    ``scale``: the page's size against the preview's; the text height is read against the
+    preview's size (``page_ink.measure``), so a second look at another scale still reads
+    it the way its own pixels fall."""
     grey = _grey(page)
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
@@ -251,12 +255,13 @@ def _analyse(page: Image.Image) -> tuple[Ink, list[Box]] | None:
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
     grey, rgb = grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1]
     pixels = grey if rgb is None else rgb
-    ink = measure(grey, rgb)
+    side = round(max(h, w) / scale)
+    ink = measure(grey, rgb, side=side)
     ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
     boxes = candidate_boxes(ink)
     ringed = _ring_stamps(ink, boxes)
     if ringed:  # measured again without them: a stamp glues itself to what it touches
-        ink = measure(grey, rgb, ringed)
+        ink = measure(grey, rgb, ringed, side=side)
         ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
         boxes = candidate_boxes(ink)
     return ink, boxes

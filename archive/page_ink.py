@@ -23,6 +23,7 @@ from archive.text_rhythm import glyph_mask, text_zone
 # Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
 # tailpiece's thin frame fell apart into pieces on 800 px previews.
 WORK_SIDE = 400
+TH_SIDE, TH_OVER = 375, 1.15  # the text height is read at TH_SIDE px on a page TH_OVER larger
 # Tuned by grouped CV in bench/figure_eval.py (see its docstring); sizes in text heights.
 PARAMS = {
     "seed_h": 5.0,  # a picture seed is at least this many text heights tall...
@@ -111,11 +112,12 @@ def _paper(grey: np.ndarray) -> np.ndarray:
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] | None = None
-             ) -> Ink:
+def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] | None = None,
+            side: int | None = None) -> Ink:
     """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed
     (coloured ones found here, ``ringed`` ones by ``figures._ring_stamps``), text height, and
-    where the text is."""
+    where the text is. ``side``: the long side of the image the page was cut from (its
+    page extent), the page's own by default."""
     ringed = ringed or []
     d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
@@ -129,7 +131,7 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
     strong &= ~bed
     weak &= ~bed
     labels, stats = _components(strong)
-    th = text_height(stats[1:], strong.shape)
+    th = _text_height(d, t, strong, stats, side or max(strong.shape))
     found, rubric = [], np.zeros_like(strong)
     if rgb is not None and has_colour(rgb, ~weak, PALE):
         pale, ab = coloured(rgb, ~weak, PALE)
@@ -153,6 +155,27 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
         labels, stats = _components(strong)
         found = found + ringed
     return Ink(d, t, strong, weak, labels, stats, th, rubric, shapes[2][1:], binary, found)
+
+
+def _text_height(d: np.ndarray, t: float, strong: np.ndarray, stats: np.ndarray,
+                 side: int) -> float:
+    """The text height, read as well on the page scaled to an image of TH_SIDE px when
+    it comes from a larger one (``side``), and the larger of the two taken.
+
+    Why: on a larger preview a woodcut's hatching breaks into specks of a glyph's size
+    (2-5 px whatever the scale), and on an illustrated page they outnumber the letters:
+    at 700 px the median fell to 0.32-0.6 of the text's height on a tenth of the early
+    pages, and every rule in text heights with it. At TH_SIDE the hatching runs together
+    and the letters are read as the rules were written for."""
+    h, w = strong.shape
+    k = side / TH_SIDE
+    if k < TH_OVER:
+        return text_height(stats[1:], strong.shape)
+    size = (max(1, round(w / k)), max(1, round(h / k)))
+    small = cv2.resize(d, size, interpolation=cv2.INTER_AREA) > t
+    _labels, small_stats = _components(small)
+    return max(text_height(stats[1:], strong.shape),
+               text_height(small_stats[1:], small.shape) * k)
 
 
 def _disc_mask(w: int, h: int) -> np.ndarray:

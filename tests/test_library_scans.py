@@ -351,15 +351,18 @@ def test_cadels_hung_in_the_margin_are_initials(shared_data, side):
     assert top[3] < 0.35 and bottom[1] > 0.5
 
 
-def test_a_woodcut_inside_a_page_frame_is_cut_apart_from_it(shared_data):
+@pytest.mark.parametrize("side", [340, 700])
+def test_a_woodcut_inside_a_page_frame_is_cut_apart_from_it(shared_data, side):
     """A title page whose rules frame its title, woodcut and imprint (bpt6k15260973 f9),
     at 340 px: the frame's box held the woodcut but for a few pixels where the woodcut
     pokes out of the warped frame, so the frame was no page frame and the whole page was
-    one crop. Mostly inside counts: the woodcut is found on its own."""
+    one crop. Mostly inside counts: the woodcut is found on its own. At 700 px the text
+    height read from the woodcut's specks was 0.58 of the letters', the title's words
+    grew as pictures do and joined title, woodcut and imprint in one crop."""
     from bench.figure_scales import at_side
 
     page, _preview = early(shared_data, "bpt6k15260973_f9.jpg")
-    kept = [r.box for r in F.figures(at_side(page, 340))]
+    kept = [r.box for r in F.figures(at_side(page, side))]
     assert len(E.match(page.truth, kept)) == len(page.truth) == 1
     assert not any(E.area(b) > 0.6 for b in kept)
 
@@ -376,6 +379,21 @@ def test_a_miniature_glued_to_its_text_column_is_no_border_band(shared_data):
     kept = [r.box for r in F.figures(at_side(page, 420))]
     assert len(E.match(page.truth, kept)) == len(page.truth) == 2
     assert all(b[3] - b[1] < 0.45 for b in kept)  # the column (to 0.85) in no crop
+
+
+@pytest.mark.parametrize("name", ["bpt6k15260973_f11.jpg", "bpt6k15260973_f47.jpg",
+                                  "btv1b8610802d_f7.jpg"])
+def test_the_text_height_holds_on_a_larger_preview(shared_data, name):
+    """Three illustrated pages previewed at 700 px, as a scan of twice the shared
+    images' resolution is: the woodcut's hatching breaks into specks of a glyph's size
+    that outnumber the letters, and the text height read from them was 0.32-0.44 of
+    what the same page gives at 375 px (as a share of the page). Read on the page scaled
+    to 375 px as well, it holds within a fifth."""
+    from bench.figure_scales import at_side
+
+    page, _preview = early(shared_data, name)
+    small, large = (F.find(at_side(page, side)).text_height for side in (375, 700))
+    assert 0.8 <= large / small <= 1.25, (small, large)
 
 
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
