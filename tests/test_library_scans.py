@@ -396,6 +396,31 @@ def test_the_text_height_holds_on_a_larger_preview(shared_data, name):
     assert 0.8 <= large / small <= 1.25, (small, large)
 
 
+def test_a_title_page_scanned_large_is_not_one_crop(shared_data, tmp_path):
+    """bpt6k15260973 f9 as a library serving 2,800-px images would: the reader previews
+    it at 700 px (its smallest DCT scale over 360), where the text height read from the
+    woodcut's specks was 0.55 of the letters' and title, woodcut and imprint came out as
+    one crop of 72% of the page. Built through the pipeline, the woodcut is its own crop."""
+    import cv2
+
+    import archive
+    from tests.pdf_factory import scans_pdf
+    from tests.zips import region_rows
+
+    page, _preview = early(shared_data, "bpt6k15260973_f9.jpg")
+    a = np.asarray(Image.open(shared_data / page.name).convert("RGB"))
+    f = 2800 / max(a.shape[:2])
+    big = cv2.resize(a, (round(a.shape[1] * f), round(a.shape[0] * f)),
+                     interpolation=cv2.INTER_CUBIC)
+    Image.fromarray(big).save(tmp_path / "f9.jpg", quality=90)
+    archive.build_dataset([scans_pdf(tmp_path / "f9.pdf", [tmp_path / "f9.jpg"])],
+                          tmp_path / "f9.zip")
+    kept = [tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
+            for r in region_rows(tmp_path / "f9.zip") if r["kept"] == "1"]
+    assert max(E.iou(page.truth[0], b) for b in kept) >= 0.8
+    assert not any(E.area(b) > 0.6 for b in kept)
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
