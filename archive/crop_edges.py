@@ -123,13 +123,27 @@ def _line(ink: np.ndarray, inked: np.ndarray, th: float) -> int:
     """Rows from the top to the ink after a line of text and the paper under it; 0 when
     the top is no such line. ``inked``: each row's share of ink."""
     rows = inked[:int(DEEP * th)]
+    first, paper = _paper_after(rows)
+    if first < 0:
+        return 0
+    if paper > 0 and _text(ink[:paper], th):
+        return _after(inked, paper)
+    return _set_solid(ink, inked, th) or _on_rule(ink, rows, th)
+
+
+def _paper_after(rows: np.ndarray) -> tuple[int, int]:
+    """The first inked row and the first row of paper after it (-1 where there is none)."""
     first = np.flatnonzero(rows > GAP)
     if not len(first):
-        return 0
-    paper = first[0] + np.flatnonzero(rows[first[0]:] <= GAP)
-    if len(paper) and _text(ink[:paper[0]], th):
-        return _after(inked, int(paper[0]))
-    return _set_solid(ink, inked, th) or _on_rule(ink, rows, th)
+        return -1, -1
+    paper = np.flatnonzero(rows[first[0]:] <= GAP)
+    return int(first[0]), int(first[0] + paper[0]) if len(paper) else -1
+
+
+def _thin(rows: np.ndarray, top: int, valley: int) -> bool:
+    """Whether the row ``valley`` parts the line from ``top`` to it from what follows:
+    inked VALLEY_INK at most, and VALLEY of the line's darkest row."""
+    return rows[valley] <= VALLEY_INK and rows[valley] <= VALLEY * rows[top:valley].max()
 
 
 def _after(inked: np.ndarray, paper: int) -> int:
@@ -150,26 +164,23 @@ def _set_solid(ink: np.ndarray, inked: np.ndarray, th: float) -> int:
     the last.
     """
     rows = inked[:int(ROUNDS * DEEP * th)]
-    first = np.flatnonzero(rows > GAP)
-    if not len(first):
+    first, paper = _paper_after(rows)
+    if paper < 0 or paper - first <= LINE_H * th:
         return 0
-    paper = first[0] + np.flatnonzero(rows[first[0]:] <= GAP)
-    if not len(paper) or paper[0] - first[0] <= LINE_H * th:
-        return 0
-    bounds = [int(first[0])]
-    while paper[0] - bounds[-1] > LINE_H * th and len(bounds) <= ROUNDS:
+    bounds = [first]
+    while paper - bounds[-1] > LINE_H * th and len(bounds) <= ROUNDS:
         top = bounds[-1]
         look = rows[top + int(th):top + int(LINE_H * th) + 1]
         valley = top + int(th) + int(np.argmin(look))
-        if rows[valley] > VALLEY_INK or rows[valley] > VALLEY * rows[top:valley].max():
+        if not _thin(rows, top, valley):
             return 0
         bounds.append(valley)
-    bounds.append(int(paper[0]))
+    bounds.append(paper)
     if len(bounds) - 1 > ROUNDS or not all(
             rows[a:b].max() >= LINE_INK and _text(ink[a:b], th) and _lettered(ink[a:b], th)
             for a, b in zip(bounds, bounds[1:], strict=False)):
         return 0
-    return _after(inked, int(paper[0]))
+    return _after(inked, paper)
 
 
 def _lettered(strip: np.ndarray, th: float) -> bool:
@@ -192,8 +203,7 @@ def _on_rule(ink: np.ndarray, rows: np.ndarray, th: float) -> int:
     if not len(rule) or rule[0] < 3:
         return 0
     valley = int(np.argmin(rows[:rule[0]]))
-    if (valley < 2 or rows[valley] > VALLEY_INK
-            or not VALLEY * rows[:valley].max() >= rows[valley]
+    if (valley < 2 or not _thin(rows, 0, valley)
             or rows[:valley].max() < LINE_INK):  # print showing through is paler
         return 0
     return valley if _text(ink[:valley], th) else 0

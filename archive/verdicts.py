@@ -115,8 +115,9 @@ def _line_art(box: Box, ink: Ink) -> bool:
 
 
 def _pale_drawing(box: Box, ink: Ink) -> bool:
-    """A drawing printed or scanned pale: no set text's rhythm runs through it, and its
-    faint ink is mostly big shapes (``PALE_ZONE``). Text keeps its rhythm however pale."""
+    """A drawing printed or scanned pale: no set text's rhythm runs through it
+    (``PALE_ZONE``), its faint ink is mostly big shapes and mostly faint
+    (``PALE_STRONG``). Text keeps its rhythm however pale."""
     x0, y0, x1, y1 = box
     if float(ink.zone[y0:y1, x0:x1].mean()) >= PALE_ZONE:
         return False

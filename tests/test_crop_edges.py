@@ -35,8 +35,9 @@ EVERY = TEXT_ON_EDGE + OWN_EDGE + WIDER_LINE
 
 
 def pages(shared_data: Path, names: list[str]) -> list[E.Page]:
+    """The named pages of figures/early (the woodcuts boxed by eye counted) and Moreno."""
     E.DATA = shared_data
-    every = E.early_pages() + E.moreno_pages()
+    every = E.with_by_eye(E.early_pages()) + E.moreno_pages()
     return [next(p for p in every if p.name.endswith("/" + n)) for n in names]
 
 
@@ -121,10 +122,10 @@ def test_a_turned_crop_is_cut_across_its_columns():
 
 
 def _as_rescanned(shared_data: Path, name: str, change: str) -> tuple[E.Page, list, list]:
-    """A page of figures/early rescanned the ``change`` way (bench.figure_robustness):
-    its truth there, the finder's kept boxes and the crops as cut from that scan."""
-    E.DATA = shared_data
-    page = next(p for p in E.with_by_eye(E.early_pages()) if p.name.endswith("/" + name))
+    """A page of figures/early rescanned the ``change`` way (bench.figure_robustness,
+    a change that moves no box): the page, the finder's kept boxes and the crops as cut
+    from that scan."""
+    page = pages(shared_data, [name])[0]
     data = R.rescan((shared_data / page.name).read_bytes(), change)
     found = F.find(R.scan_preview(data))
     return page, [r.box for r in found.regions if r.kept], E.as_cut(found, io.BytesIO(data))
