@@ -247,7 +247,7 @@ def process_page(
     number = index + 1
     try:
         page = read_page(doc, index, opts.scale, opts.preview_side)
-        regions, note, extent, text_height = _candidates(page.preview, opts, filt)
+        regions, note, extent, text_height = _candidates(page, opts, filt)
         items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
         floor = review_floor(opts)
         cut = [it for it in items if it.region.kept or it.region.score >= floor]
@@ -279,17 +279,19 @@ def review_floor(opts: Options) -> float:
     return 0.5 * threshold_of(opts)[1]
 
 
-def _candidates(preview: Image.Image, opts: Options, filt: PageFilter | None
+def _candidates(page: Page, opts: Options, filt: PageFilter | None
                 ) -> tuple[list[figures.Region], str, tuple[float, ...], float]:
     """The page's candidate regions (the figure finder's, or the whole page by the
     filter), the page filter's own words for the manifest, the page's extent and its
-    text height (a fraction of the preview's long side; 0 for whole pages)."""
+    text height (a fraction of the preview's long side; 0 for whole pages). A page
+    small in its scan is read again from its scan (``figures.CLOSER``)."""
+    preview = page.preview
     if opts.unit == "page":
         v = filt.judge(preview)
         return [figures.Region((0.0, 0.0, 1.0, 1.0), v.score, "page", v.kept,
                                "" if v.kept else v.reason)], v.reason, page_extent(preview), 0.0
     kwargs = {} if opts.min_figure_area is None else {"min_area": opts.min_figure_area}
-    found = figures.find(preview, **kwargs)
+    found = figures.find(preview, closer=reader.closer(page), **kwargs)
     regions = found.regions
     if opts.threshold is not None:
         regions = [_rethreshold(r, opts.threshold) for r in regions]

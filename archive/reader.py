@@ -537,6 +537,23 @@ def _open_image(data: bytes) -> Image.Image:
     return img
 
 
+def closer(page: Page):  # -> figures.Closer | None (reader does not import the finder)
+    """The page's own scan decoded again with a long side of at least n px, turned as its
+    preview is: for a page small in its scan (``figures.CLOSER``). None for a page MuPDF
+    renders (its preview is already sized by its scan)."""
+    if page.jpeg is not None:
+        data = page.jpeg
+        return lambda side: _rotate(_preview(data, side), page.rotation)
+    if page.jpx is not None:
+        data = page.jpx
+
+        def jpx(side: int) -> Image.Image | None:
+            img = _jpx_preview(data, side)
+            return None if img is None else _rotate(img, page.rotation)
+        return jpx
+    return None
+
+
 def _rotate(img: Image.Image, rotation: int) -> Image.Image:
     """Apply the page's /Rotate (clockwise) to an embedded scan, as a viewer shows it."""
     if rotation % 360 == 0:

@@ -104,6 +104,10 @@ class Page:
     label: str = ""  # figures/early: illustration, decorative or text
     ornaments: list[Box] = field(default_factory=list)  # figures/early: not wanted as crops
 
+    def closer(self) -> F.Closer:
+        """The scan previewed again at a larger side, as the reader's ``closer`` does."""
+        return lambda side: load_preview(DATA / self.name, side)
+
 
 def moreno_pages() -> list[Page]:
     """The shared chapbook pages with their annotated boxes (none for picture-free pages)."""
@@ -207,8 +211,8 @@ def score(results: Iterable[tuple[list[Box], list[Box]]]) -> dict[str, float]:
             "text_clean": clean / max(1, text)}
 
 
-def kept_boxes(preview: Image.Image) -> list[Box]:
-    return [r.box for r in F.figures(preview)]
+def kept_boxes(preview: Image.Image, closer: F.Closer | None = None) -> list[Box]:
+    return [r.box for r in F.find(preview, closer=closer).regions if r.kept]
 
 
 def with_params(params: dict[str, float], fn: Callable[[], object]) -> object:
@@ -225,7 +229,8 @@ def with_params(params: dict[str, float], fn: Callable[[], object]) -> object:
 def grouped_cv(pages: list[Page]) -> tuple[dict[str, float], Counter]:
     """Leave one group out (a chapbook, a book): tune PARAMS on the others, score it."""
     combos = [dict(zip(GRID, v, strict=True)) for v in itertools.product(*GRID.values())]
-    raw = [with_params({**c, "pad": 0.0}, lambda: [kept_boxes(p.preview) for p in pages])
+    raw = [with_params({**c, "pad": 0.0},
+                       lambda: [kept_boxes(p.preview, p.closer()) for p in pages])
            for c in combos]
     options = [(ci, pd) for ci in range(len(combos)) for pd in PADS]
     # ties go to the values nearest the shipped ones (fewest constants changed): max()
@@ -349,9 +354,9 @@ def report_moreno(sheets: dict[str, list] | None) -> list[float]:
     for p in pages:
         p.preview = load_preview(DATA / p.name)
         t = time.process_time()
-        regions = F.candidates(p.preview)
+        regions = F.find(p.preview, closer=p.closer()).regions
         ms.append((time.process_time() - t) * 1000)
-        found.append([r.box for r in regions if r.kept])  # what F.figures keeps
+        found.append([r.box for r in regions if r.kept])  # what the pipeline keeps
         if sheets is not None:
             sheets["moreno"].append((Path(p.name).name, p.preview, p.truth, regions))
     shipped = score((p.truth, boxes) for p, boxes in zip(pages, found, strict=True))
@@ -376,7 +381,7 @@ def report_early(sheets: dict[str, list] | None) -> list[float]:
     for p in pages:
         p.preview = load_preview(DATA / p.name)
         t = time.process_time()
-        found.append(F.find(p.preview))
+        found.append(F.find(p.preview, closer=p.closer()))
         ms.append((time.process_time() - t) * 1000)
         if sheets is not None:
             sheets["early"].append((Path(p.name).name, p.preview, p.truth, found[-1].regions))
@@ -428,7 +433,8 @@ def report_cut(name: str, pages: list[Page]) -> None:
     text lines on its top and bottom edges that ``crop_edges`` reads in the scan."""
     before, after, cut = [], [], 0
     for p in pages:
-        found = F.find(p.preview if p.preview is not None else load_preview(DATA / p.name))
+        found = F.find(p.preview if p.preview is not None else load_preview(DATA / p.name),
+                       closer=p.closer())
         kept = [r.box for r in found.regions if r.kept]
         boxes = as_cut(found, DATA / p.name)
         cut += sum(b != k for b, k in zip(boxes, kept, strict=True))

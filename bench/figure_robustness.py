@@ -3,14 +3,15 @@ light, paper, compression or resolution.
 
     python -m bench.figure_robustness [--source early|moreno|both] [--only NAME ...]
                                       [--param small_h=20 ...] [--skew 3 -3 5 ...] [--cut]
-                                      [--focus]
+                                      [--focus] [--frame]
 
 The held-out library scans come from scanners and settings this project never sees. Every
 labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
 library's scan might differ: exposure, white balance, grey, low contrast, a light falloff,
 sensor noise, harsh JPEG, JPEG 2000 as archive.org stores its scans, half or double the
 resolution, a small skew, a page printed across the book (turned a quarter); with
-``--focus`` also a soft focus and a library's sharpening. Then it
+``--focus`` also a soft focus and a library's sharpening, with ``--frame`` the page small
+on a copy stand's bed. Then it
 goes through the reader's own preview path (JPEG bytes decoded at the smallest DCT
 scale, as ``bench.figure_eval``; JPEG 2000 at the coarsest wavelet level) and the
 shipped finder. Scores as ``bench.figure_eval`` with the shipped
@@ -87,6 +88,28 @@ def _sharpened(a: np.ndarray) -> np.ndarray:
     return np.clip(a.astype(np.float32) * 2 - soft, 0, 255).astype(np.uint8)
 
 
+def _on_bed(k: float) -> Change:
+    """The page small on a dark copy-stand bed ``k`` times its size (a small book under a
+    camera set for large ones), a third of the way down."""
+    def go(a: np.ndarray) -> np.ndarray:
+        h, w = a.shape[:2]
+        out = np.clip(np.random.default_rng(0).normal(25, 4, (int(h * k), int(w * k), 3)),
+                      0, 255).astype(np.uint8)
+        y, x = (out.shape[0] - h) // 3, (out.shape[1] - w) // 2
+        out[y:y + h, x:x + w] = a
+        return out
+    return go
+
+
+def _bed_box(k: float) -> Callable[[Box, int, int], Box]:
+    def go(b: Box, w: int, h: int) -> Box:
+        big_w, big_h = int(w * k), int(h * k)
+        x, y = (big_w - w) // 2, (big_h - h) // 3
+        return ((x + b[0] * w) / big_w, (y + b[1] * h) / big_h, (x + b[2] * w) / big_w,
+                (y + b[3] * h) / big_h)
+    return go
+
+
 def _skew_matrix(w: int, h: int, deg: float) -> np.ndarray:
     return cv2.getRotationMatrix2D((w / 2, h / 2), deg, 1.0)
 
@@ -152,6 +175,8 @@ FOCUS: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None
     "soft focus (2 px)": (_blur(2.0), 90, None),
     "sharpened": (_sharpened, 90, None),
 }
+# The page small in its frame, asked for with --frame: a dark bed 1.25-2 times its size
+FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k)) for k in (1.25, 1.5, 2.0)}
 
 
 def rescan(data: bytes, name: str) -> bytes:
@@ -168,11 +193,12 @@ def rescan(data: bytes, name: str) -> bytes:
     return out.getvalue()
 
 
-def scan_preview(data: bytes) -> Image.Image:
-    """What the reader shows the finder for a scan's bytes, JPEG or JPEG 2000."""
+def scan_preview(data: bytes, side: int = F.PREVIEW_SIDE) -> Image.Image:
+    """What the reader shows the finder for a scan's bytes, JPEG or JPEG 2000 (``side``:
+    the least long side, larger for the reader's ``closer``)."""
     if data[:2] == b"\xff\xd8":
-        return jpeg_preview(data)
-    preview = reader._jpx_preview(data, F.PREVIEW_SIDE)
+        return jpeg_preview(data, side)
+    preview = reader._jpx_preview(data, side)
     if preview is None:
         raise ValueError("Pillow cannot decode this JPEG 2000 scan")
     return preview
@@ -193,7 +219,7 @@ def changed(page: Page, name: str, cut: bool = False) -> tuple[list[Box], list[B
     the pipeline cuts them (``crop_edges``: lines of text read off their edges in the
     changed scan itself)."""
     data = rescan((DATA / page.name).read_bytes(), name)
-    found = F.find(scan_preview(data))
+    found = F.find(scan_preview(data), closer=lambda side: scan_preview(data, side))
     if cut:
         return truth_as(page, name), as_cut(found, io.BytesIO(data))
     return truth_as(page, name), [r.box for r in found.regions if r.kept]
@@ -255,6 +281,9 @@ def main() -> None:
     ap.add_argument("--focus", action="store_true",
                     help="also the camera's focus: soft (a blur of 1 and 2 px a 1,000 px) "
                          "and a library's sharpening")
+    ap.add_argument("--frame", action="store_true",
+                    help="also the page small in its frame: on a dark bed 1.25, 1.5 and 2 "
+                         "times its size")
     ap.add_argument("--skew", nargs="*", type=float, default=[], metavar="DEG",
                     help="also these skews (the shipped changes skew 1.5 degrees either way)")
     args = ap.parse_args()
@@ -265,6 +294,8 @@ def main() -> None:
         CHANGES[f"skew {deg:g} deg"] = (_skew(deg), 90, _skew_box(deg))
     if args.focus:
         CHANGES.update(FOCUS)
+    if args.frame:
+        CHANGES.update(FRAMES)
     names = [n for n in CHANGES if not args.only or n == "as published"
              or any(o in n for o in args.only)]
     cv2.setNumThreads(1)

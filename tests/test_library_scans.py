@@ -421,6 +421,30 @@ def test_a_title_page_scanned_large_is_not_one_crop(shared_data, tmp_path):
     assert not any(E.area(b) > 0.6 for b in kept)
 
 
+def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path, monkeypatch):
+    """btv1b8626772v f23 (two stacked miniatures) as a copy stand set for larger books
+    takes it: the page on a dark bed twice its size, so the preview gives the page a
+    third fewer pixels than the rules were written for, and the lower miniature came out
+    with its rubric as one loose box. The page's area is read again from a finer decode
+    (``figures.CLOSER``); built through the pipeline, both miniatures are crops."""
+    import archive
+    from bench import figure_robustness as R
+    from tests.pdf_factory import scans_pdf
+    from tests.zips import region_rows
+
+    page, _preview = early(shared_data, "btv1b8626772v_f23.jpg")
+    way = "on a bed 2x its size"
+    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
+    (tmp_path / "f23.jpg").write_bytes(R.rescan((shared_data / page.name).read_bytes(), way))
+    archive.build_dataset([scans_pdf(tmp_path / "f23.pdf", [tmp_path / "f23.jpg"])],
+                          tmp_path / "f23.zip")
+    kept = [tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
+            for r in region_rows(tmp_path / "f23.zip") if r["kept"] == "1"]
+    truth = R.truth_as(page, way)
+    assert len(truth) == 2
+    assert len(E.match(truth, kept)) == len(kept) == 2, kept
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
