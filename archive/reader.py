@@ -17,6 +17,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -537,7 +538,7 @@ def _open_image(data: bytes) -> Image.Image:
     return img
 
 
-def closer(page: Page):  # -> figures.Closer | None (reader does not import the finder)
+def closer(page: Page) -> Callable[[int], Image.Image | None] | None:
     """The page's own scan decoded again with a long side of at least n px, turned as its
     preview is: for a page small in its scan (``figures.CLOSER``). None for a page MuPDF
     renders (its preview is already sized by its scan)."""
