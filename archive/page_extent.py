@@ -67,6 +67,10 @@ BRIGHT, EDGE_STEP = 6, 0.04
 # box on the shared sets. A frontispiece's mid-tones are scattered over the picture
 # (0.14-0.32), and are no page: the image is.
 SOLID = 0.5
+# A paper patch under a fifth of the image is a page only on a bed: the rest of the image
+# within BED_EVEN levels of its median on BED_SHARE of it, and BED_DARKER levels darker
+# than the paper (a bed of cloth or card; a chart and a label on it are a few percent)
+BED_DARKER, BED_EVEN, BED_SHARE = 60, 20, 0.8
 
 
 @dataclass(frozen=True)
@@ -176,9 +180,8 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
 
     A tone that is the image's rim is the background (a white or grey card), a frame
     around the page, not its paper; unless it fills the image, which the page then
-    does. A
-    patch under a fifth of the image is no page (a page that is all picture): the whole
-    image is safer than a guess.
+    does. A patch under a fifth of the image is no page (a page that is all picture): the
+    whole image is safer than a guess, unless what lies round it is a bed (``_on_bed``).
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
@@ -198,9 +201,28 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
             continue
         if best is None or bw * bh >= best[0]:  # ties to the darker tone
             best = (bw * bh, (x, y, x + bw, y + bh))
-    if best is None or best[0] < 0.2 * w * h or best[0] >= 0.98 * w * h:
+    if best is None or best[0] >= 0.98 * w * h:
+        return None
+    if best[0] < 0.2 * w * h and not _on_bed(lab[..., 0], best[1]):
         return None
     return best[1]
+
+
+def _on_bed(light: np.ndarray, box: tuple[int, int, int, int]) -> bool:
+    """A small page on a copy stand's bed (a small book under a camera set for larger
+    ones): round the paper, the image is one even tone much darker than it. A slide or a
+    poster whose largest paper-like patch is small has its own print round it (on the
+    shared sets: even on 0.18-0.54 of it, or no darker than the patch)."""
+    x0, y0, x1, y1 = box
+    out = np.ones(light.shape, bool)
+    out[y0:y1, x0:x1] = False
+    rest = light[out].astype(np.float32)
+    if rest.size == 0:
+        return False
+    level = float(np.median(rest))
+    paper = float(np.median(light[y0:y1, x0:x1]))
+    even = float((np.abs(rest - level) <= BED_EVEN).mean())
+    return paper - level >= BED_DARKER and even >= BED_SHARE
 
 
 def _largest(mask: np.ndarray) -> list[int] | None:

@@ -175,8 +175,9 @@ FOCUS: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None
     "soft focus (2 px)": (_blur(2.0), 90, None),
     "sharpened": (_sharpened, 90, None),
 }
-# The page small in its frame, asked for with --frame: a dark bed 1.25-2 times its size
-FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k)) for k in (1.25, 1.5, 2.0)}
+# The page small in its frame, asked for with --frame: a dark bed 1.25-3 times its size
+FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k))
+          for k in (1.25, 1.5, 2.0, 2.5, 3.0)}
 
 
 def rescan(data: bytes, name: str) -> bytes:
@@ -282,7 +283,7 @@ def main() -> None:
                     help="also the camera's focus: soft (a blur of 1 and 2 px a 1,000 px) "
                          "and a library's sharpening")
     ap.add_argument("--frame", action="store_true",
-                    help="also the page small in its frame: on a dark bed 1.25, 1.5 and 2 "
+                    help="also the page small in its frame: on a dark bed 1.25, 1.5, 2, 2.5 and 3 "
                          "times its size")
     ap.add_argument("--skew", nargs="*", type=float, default=[], metavar="DEG",
                     help="also these skews (the shipped changes skew 1.5 degrees either way)")

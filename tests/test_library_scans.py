@@ -445,6 +445,26 @@ def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path, 
     assert len(E.match(truth, kept)) == len(kept) == 2, kept
 
 
+def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data, monkeypatch):
+    """The same on a bed 2.5 times its size, the page a sixth of the image: a paper patch
+    that small was taken for no page (the whole image was the extent, and the whole page
+    one crop). Round it lies an even tone much darker than the paper, a bed, so it is the
+    page; a slide whose largest paper-like patch is small (ufal) has its own print round
+    it and stays a page of its own."""
+    from bench import figure_robustness as R
+
+    page, _preview = early(shared_data, "bpt6k1521441j_f8.jpg")
+    way = "on a bed 2.5x its size"
+    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
+    preview = R.scan_preview(R.rescan((shared_data / page.name).read_bytes(), way))
+    w, h = Image.open(shared_data / page.name).size
+    true_page = R.FRAMES[way][2]((0.0, 0.0, 1.0, 1.0), w, h)
+    assert E.iou(page_extent(preview), true_page) >= 0.9
+    for name in ("presentation_thesis_06.jpg", "presentation_thesis_11.jpg"):
+        slide = E.load_preview(shared_data / "pages" / "ufal" / "PHOTO" / name)
+        assert E.area(page_extent(slide)) >= 0.8, name
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
