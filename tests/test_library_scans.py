@@ -457,8 +457,7 @@ def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data, monke
     way = "on a bed 2.5x its size"
     monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
     preview = R.scan_preview(R.rescan((shared_data / page.name).read_bytes(), way))
-    w, h = Image.open(shared_data / page.name).size
-    true_page = R.FRAMES[way][2]((0.0, 0.0, 1.0, 1.0), w, h)
+    true_page = R.truth_as(E.Page(page.name, page.group, [(0.0, 0.0, 1.0, 1.0)]), way)[0]
     assert E.iou(page_extent(preview), true_page) >= 0.9
     for name in ("presentation_thesis_06.jpg", "presentation_thesis_11.jpg"):
         slide = E.load_preview(shared_data / "pages" / "ufal" / "PHOTO" / name)
