@@ -19,7 +19,9 @@ shapes), title lettering (a row of big glyphs), charts (``charts``), ornaments a
 initials (``ornaments``: bands, shapes symmetric both ways, blocks set into the lines)
 and small regions are candidates that are not kept. The box is the ink extent, padded
 by a sliver (``PARAMS["pad"]``) because a preview pixel at the edge is only partly inked.
-This module settles how the page is read before any of that: a page whose text runs
+This module settles how the page is read before any of that: a soft scan (a camera a
+little out of focus) is sharpened to the focus of the pages the rules were written on
+(``focus``); a page whose text runs
 down it (printed across the book) is read turned upright (``_sideways``), one whose
 lines run askew is read turned level (``_skew``); a box that a library stamp glues to
 the print is measured again without it (``_ring_stamps``); and a page with a small crop
@@ -47,14 +49,23 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import ring_stamps, second_look
+from archive import focus, ring_stamps, second_look
 from archive.ornaments import framed
 from archive.page_extent import WHOLE
 from archive.page_extent import find as find_extent
-from archive.page_ink import PARAMS, WORK_SIDE, Box, Ink, intersection, measure, text_height
+from archive.page_ink import (
+    PARAMS,
+    WORK_SIDE,
+    Box,
+    Ink,
+    darkest,
+    intersection,
+    measure,
+    text_height,
+)
 from archive.picture_boxes import candidate_boxes
 from archive.text_rhythm import GLYPH_H, glyph_mask, text_zone
-from archive.verdicts import STAMP_BOX, Region, judge, padded, title_letters
+from archive.verdicts import STAMP_BOX, UNPRINTED, Region, judge, padded, title_letters
 
 __all__ = ["DEFAULT_MIN_AREA", "KINDS", "NEVER_KEPT", "OUTCOME_REASONS", "PARAMS", "PREVIEW_SIDE",
            "REASONS", "REVIEW_FLOOR", "THRESHOLD", "Finding", "Region", "candidates", "figures",
@@ -110,6 +121,13 @@ SKEW_LEVEL, SKEW_ANGLES, SKEW_GLYPHS, SKEW_SURE = 2.0, np.arange(-6.0, 6.01, 0.2
 # set on a bed 1.5 times their size (pages of 250 px) kept 0.857 crops that are pictures,
 # read again 0.956 (``bench.figure_robustness --frame``).
 CLOSER = 0.8
+# A soft page (``focus``) is sharpened only when its darkest ink is this deep (levels
+# under the paper): show-through is soft by nature, and sharpened, blank versos with
+# the plate behind them showing through at 15% of its depth were crops (``python -m
+# bench.show_through``: 1 of 116 early, 1 of 103 chapbook versos; at 10% with the
+# gate at UNPRINTED, 42, too). The early books blurred 2 px measured 55 at the least;
+# those under this (a few washed-out pages) are read as they come.
+PRINTED = 2 * UNPRINTED
 # the reader's decode of the same scan with a long side of at least n px (None: none finer)
 Closer = Callable[[int], "Image.Image | None"]
 
@@ -304,6 +322,10 @@ def _analyse(page: Image.Image, scale: float = 1.0) -> tuple[Ink, list[Box]] | N
     grey, rgb = grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1]
     pixels = grey if rgb is None else rgb
     side = round(max(h, w) / scale)
+    sharper = focus.amount(grey)
+    if sharper and darkest(grey) >= PRINTED:  # measured as sharp as the rules' pages
+        grey = focus.sharpen(grey, sharper)
+        rgb = None if rgb is None else focus.sharpen(rgb, sharper)
     ink = measure(grey, rgb, side=side)
     ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
     boxes = candidate_boxes(ink)

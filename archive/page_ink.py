@@ -112,6 +112,16 @@ def _paper(grey: np.ndarray) -> np.ndarray:
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
+def darkest(grey: np.ndarray) -> int:
+    """``Ink.darkest`` of a page not yet measured."""
+    return levels.quantile(_darkness(grey), 0.999)
+
+
+def _darkness(grey: np.ndarray) -> np.ndarray:
+    """How far each pixel lies below the local paper level, uint8."""
+    return np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
+
+
 def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] | None = None,
             side: int | None = None) -> Ink:
     """Darkness under the paper, Otsu-split into ink, the scan border and stamps removed
@@ -119,7 +129,7 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
     where the text is. ``side``: the long side of the image the page was cut from (its
     page extent), the page's own by default."""
     ringed = ringed or []
-    d = np.clip(_paper(grey).astype(np.int16) - grey, 0, 255).astype(np.uint8)
+    d = _darkness(grey)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
     # a 1-bit scan resized to the preview keeps its paper exactly white: no show-through
