@@ -51,7 +51,7 @@ from PIL import Image
 
 from archive import focus, ring_stamps, second_look
 from archive.ornaments import framed
-from archive.page_extent import WHOLE
+from archive.page_extent import WHOLE, Extent
 from archive.page_extent import find as find_extent
 from archive.page_ink import (
     PARAMS,
@@ -149,19 +149,25 @@ def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA,
     to bottom, then left to right); what lies outside the page is listed, never kept.
     A page with a small crop is looked at again at another scale (``second_look``); with
     ``closer``, a page small in its scan is read again from a finer decode (``CLOSER``)."""
-    found = _find(page, min_area)
-    nearer = _closer_look(found, page, min_area, closer) if closer is not None else None
-    return nearer or found
+    extent = None
+    if closer is not None:  # the extent alone says whether the page is small in its scan
+        reduced = _reduced(page)
+        extent = None if reduced is None else find_extent(_pixels(*reduced))
+        nearer = None if extent is None else _closer_look(extent, page, min_area, closer)
+        if nearer is not None:
+            return nearer
+    return _find(page, min_area, extent)
 
 
-def _closer_look(found: Finding, page: Image.Image, min_area: float,
+def _closer_look(extent: Extent, page: Image.Image, min_area: float,
                  closer: Closer) -> Finding | None:
     """The page's own area read from a decode where its long side is PREVIEW_SIDE; its
     regions and text height in the preview's frame, with what lies outside the page as
-    first found. None where the page is big enough, or no finer decode is to be had."""
-    x0, y0, x1, y1 = found.page
+    the preview shows it. None where the page is big enough, or no finer decode is to be
+    had: the preview is read as it is."""
+    x0, y0, x1, y1 = extent.page
     side = max((x1 - x0) * page.width, (y1 - y0) * page.height)
-    if found.page == WHOLE or side <= 0 or side >= CLOSER * PREVIEW_SIDE:
+    if extent.page == WHOLE or side <= 0 or side >= CLOSER * PREVIEW_SIDE:
         return None
     big = closer(math.ceil(PREVIEW_SIDE * max(page.size) / side))
     if big is None or max(big.size) < 1.2 * max(page.size):
@@ -176,14 +182,15 @@ def _closer_look(found: Finding, page: Image.Image, min_area: float,
     def back(b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
         return (fx + b[0] * fw, fy + b[1] * fh, fx + b[2] * fw, fy + b[3] * fh)
     regions = [replace(r, box=back(r.box)) for r in inner.regions if r.reason != "outside_page"]
-    regions += [r for r in found.regions if r.reason == "outside_page"]
+    regions += _outside(extent)
     th = inner.text_height * max(box[2] - box[0], box[3] - box[1]) / max(w, h)
-    return Finding(found.page, _reading_order(regions), th)
+    return Finding(extent.page, _reading_order(regions), th)
 
 
-def _find(page: Image.Image, min_area: float) -> Finding:
-    """``find`` on the preview alone: one look, and a second for a page with a small crop."""
-    found = _look(page, min_area)
+def _find(page: Image.Image, min_area: float, extent: Extent | None = None) -> Finding:
+    """``find`` on the preview alone: one look, and a second for a page with a small crop
+    (``extent``: the page's, where it is known already)."""
+    found = _look(page, min_area, extent=extent)
     if not second_look.doubtful(found.regions):
         return found
     w, h = page.size
@@ -193,7 +200,8 @@ def _find(page: Image.Image, min_area: float) -> Finding:
     return Finding(found.page, second_look.veto(found.regions, other), found.text_height)
 
 
-def _look(page: Image.Image, min_area: float, scale: float = 1.0) -> Finding:
+def _look(page: Image.Image, min_area: float, scale: float = 1.0,
+          extent: Extent | None = None) -> Finding:
     """One look at the page: ``find`` without the second look. A page with a candidate
     (a shape many text lines tall) whose text runs down it (``_sideways``: a landscape
     plate or table printed across the book, its caption up the side; read across, its
@@ -203,8 +211,9 @@ def _look(page: Image.Image, min_area: float, scale: float = 1.0) -> Finding:
     down, which the finder reads less well (the early books: crops that were pictures
     0.92 turned upright, 0.82 upside down; 0.55 read sideways). A page whose lines run
     ``SKEW_LEVEL`` degrees askew or more is looked at turned level (``_skew``). ``scale``:
-    the page's size against the preview's (the second look's)."""
-    found = _analyse(page, scale)
+    the page's size against the preview's (the second look's); ``extent``: the page's,
+    where it is known already (the upright page's only)."""
+    found = _analyse(page, scale, extent)
     if found is None:
         return Finding(WHOLE, [])
     ink, boxes = found
@@ -260,9 +269,13 @@ def _levelled_back(found: Finding, turn: np.ndarray, size: tuple[int, int]) -> F
 def _judged(ink: Ink, boxes: list[Box], min_area: float) -> Finding:
     """Every candidate of an analysed page judged, with its stamps and what lies outside."""
     stamps = [Region(padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
-    outside = [Region(b, 0.05, "other", False, "outside_page") for b in ink.extent.outside]
-    regions = [judge(b, ink, min_area) for b in boxes] + stamps + outside
+    regions = [judge(b, ink, min_area) for b in boxes] + stamps + _outside(ink.extent)
     return Finding(ink.extent.page, _reading_order(regions), ink.th / max(ink.full))
+
+
+def _outside(extent: Extent) -> list[Region]:
+    """What lies outside the page, listed and never kept."""
+    return [Region(b, 0.05, "other", False, "outside_page") for b in extent.outside]
 
 
 def _sideways(ink: Ink) -> bool:
@@ -299,23 +312,18 @@ def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Regio
     return [r for r in candidates(page, min_area) if r.kept]
 
 
-def _analyse(page: Image.Image, scale: float = 1.0) -> tuple[Ink, list[Box]] | None:
+def _analyse(page: Image.Image, scale: float = 1.0, extent: Extent | None = None
+             ) -> tuple[Ink, list[Box]] | None:
     """The page's ink and its candidate boxes in pixels; None for a page too small to read.
     ``scale``: the page's size against the preview's; the text height is read against the
     preview's size (``page_ink.measure``), so a second look at another scale still reads
-    it the way its own pixels fall."""
-    grey = _grey(page)
-    h, w = grey.shape
-    if h < _MIN_SIDE or w < _MIN_SIDE:
+    it the way its own pixels fall. ``extent``: the page's, where ``find`` has it."""
+    reduced = _reduced(page)
+    if reduced is None:
         return None
-    rgb = np.asarray(page) if page.mode == "RGB" else None
-    k = max(h, w) // WORK_SIDE
-    if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
-        size = (max(1, w // k), max(1, h // k))
-        grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
-        rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-        h, w = grey.shape
-    extent = find_extent(grey if rgb is None else rgb)
+    grey, rgb = reduced
+    h, w = grey.shape
+    extent = find_extent(_pixels(grey, rgb)) if extent is None else extent
     px0, py0, px1, py1 = extent.page
     x0, y0 = int(px0 * w), int(py0 * h)
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
@@ -335,6 +343,26 @@ def _analyse(page: Image.Image, scale: float = 1.0) -> tuple[Ink, list[Box]] | N
         ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
         boxes = candidate_boxes(ink)
     return ink, boxes
+
+
+def _reduced(page: Image.Image) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """The page as grey and RGB arrays (RGB None for a grey page) at the size the finder
+    reads, None for a page too small to read."""
+    grey = _grey(page)
+    h, w = grey.shape
+    if h < _MIN_SIDE or w < _MIN_SIDE:
+        return None
+    rgb = np.asarray(page) if page.mode == "RGB" else None
+    k = max(h, w) // WORK_SIDE
+    if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
+        size = (max(1, w // k), max(1, h // k))
+        grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+        rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
+    return grey, rgb
+
+
+def _pixels(grey: np.ndarray, rgb: np.ndarray | None) -> np.ndarray:
+    return grey if rgb is None else rgb
 
 
 def _grey(page: Image.Image) -> np.ndarray:

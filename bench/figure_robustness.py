@@ -10,7 +10,8 @@ labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way
 library's scan might differ: exposure, white balance, grey, low contrast, a light falloff,
 sensor noise, harsh JPEG, JPEG 2000 as archive.org stores its scans, half or double the
 resolution, a small skew, a page printed across the book (turned a quarter); with
-``--focus`` also a soft focus and a library's sharpening, with ``--frame`` the page small
+``--focus`` also a soft focus (alone, and with another of the changes) and a library's
+sharpening, with ``--frame`` the page small
 on a copy stand's bed. Then it
 goes through the reader's own preview path (JPEG bytes decoded at the smallest DCT
 scale, as ``bench.figure_eval``; JPEG 2000 at the coarsest wavelet level) and the
@@ -174,6 +175,11 @@ FOCUS: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None
     "soft focus (1 px)": (_blur(1.0), 90, None),
     "soft focus (2 px)": (_blur(2.0), 90, None),
     "sharpened": (_sharpened, 90, None),
+    # a soft camera with another difference: archive.org's storage, a smaller scan, a
+    # flat exposure
+    "soft (1 px), JPEG 2000": (_blur(1.0), JP2, None),
+    "soft (1 px), half resolution": (lambda a: _blur(1.0)(_scale(0.5)(a)), 90, None),
+    "soft (1 px), low contrast": (lambda a: _contrast(_blur(1.0)(a)), 90, None),
 }
 # The page small in its frame, asked for with --frame: a dark bed 1.25-3 times its size
 FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k))
@@ -280,8 +286,9 @@ def main() -> None:
                     help="score the crops as the pipeline cuts them (lines of text at their "
                          "edges cut off in the scan itself), not the finder's boxes")
     ap.add_argument("--focus", action="store_true",
-                    help="also the camera's focus: soft (a blur of 1 and 2 px a 1,000 px) "
-                         "and a library's sharpening")
+                    help="also the camera's focus: soft (a blur of 1 and 2 px a 1,000 px; "
+                         "1 px with JPEG 2000, half resolution, low contrast) and a "
+                         "library's sharpening")
     ap.add_argument("--frame", action="store_true",
                     help="also the page small in its frame: on a dark bed 1.25, 1.5, 2, 2.5 and 3 "
                          "times its size")

@@ -445,6 +445,31 @@ def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path, 
     assert len(E.match(truth, kept)) == len(kept) == 2, kept
 
 
+def test_a_page_small_in_its_scan_is_read_once_at_its_own_size(shared_data, monkeypatch):
+    """The extent alone tells a page small in its scan: the page is read at its own size
+    only, not first read whole at the preview's (a third of the finder's time on such
+    pages), and its extent is the page on the bed."""
+    from bench import figure_robustness as R
+
+    page, _preview = early(shared_data, "btv1b8626772v_f23.jpg")
+    way = "on a bed 2x its size"
+    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
+    data = R.rescan((shared_data / page.name).read_bytes(), way)
+    preview = E.jpeg_preview(data)
+    looks = []
+    look = F._look
+    monkeypatch.setattr(F, "_look", lambda pg, area, *a, **kw: looks.append(pg.size)
+                        or look(pg, area, *a, **kw))
+    found = F.find(preview, closer=lambda side: E.jpeg_preview(data, side))
+    assert looks and preview.size not in looks
+    assert max(looks[0]) >= 0.95 * F.PREVIEW_SIDE  # the page's own area, finer decoded
+    with Image.open(shared_data / page.name) as im:
+        w, h = im.size
+    assert E.iou(found.page, R.FRAMES[way][2]((0.0, 0.0, 1.0, 1.0), w, h)) >= 0.9
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(E.match(R.truth_as(page, way), kept)) == len(kept) == 2
+
+
 def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data, monkeypatch):
     """The same on a bed 2.5 times its size, the page a sixth of the image: a paper patch
     that small was taken for no page (the whole image was the extent, and the whole page

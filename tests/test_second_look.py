@@ -75,7 +75,8 @@ def test_a_page_whose_crops_are_all_big_is_looked_at_once(shared_data, monkeypat
         shared_data / page_named(shared_data, "bpt6k15260973_f19.jpg").name)
     looks = []
     look = F._look
-    monkeypatch.setattr(F, "_look", lambda page, area: looks.append(page.size) or look(page, area))
+    monkeypatch.setattr(F, "_look", lambda page, area, *a, **kw: looks.append(page.size)
+                        or look(page, area, *a, **kw))
     kept = [r for r in F.find(preview).regions if r.kept]
     assert kept and all(area(r.box) >= S.DOUBT_AREA for r in kept)
     assert looks == [preview.size]
