@@ -3,7 +3,7 @@ light, paper, compression or resolution.
 
     python -m bench.figure_robustness [--source early|moreno|both] [--only NAME ...]
                                       [--param small_h=20 ...] [--skew 3 -3 5 ...] [--cut]
-                                      [--focus] [--frame]
+                                      [--focus] [--gutter] [--frame]
 
 The held-out library scans come from scanners and settings this project never sees. Every
 labelled page of ``figures/early`` (and the Moreno chapbooks) is changed the way another
@@ -11,8 +11,8 @@ library's scan might differ: exposure, white balance, grey, low contrast, a ligh
 sensor noise, harsh JPEG, JPEG 2000 as archive.org stores its scans, half or double the
 resolution, a small skew, a page printed across the book (turned a quarter); with
 ``--focus`` also a soft focus (alone, and with another of the changes) and a library's
-sharpening, with ``--frame`` the page small
-on a copy stand's bed. Then it
+sharpening, with ``--gutter`` a shadow down one side (a page curving into the gutter),
+with ``--frame`` the page small on a copy stand's bed. Then it
 goes through the reader's own preview path (JPEG bytes decoded at the smallest DCT
 scale, as ``bench.figure_eval``; JPEG 2000 at the coarsest wavelet level) and the
 shipped finder. Scores as ``bench.figure_eval`` with the shipped
@@ -87,6 +87,18 @@ def _sharpened(a: np.ndarray) -> np.ndarray:
     """A library's unsharp mask (amount 1, radius 1.5 px a 1,000 px): halos at every edge."""
     soft = cv2.GaussianBlur(a, (0, 0), 1.5 * max(a.shape[:2]) / 1000)
     return np.clip(a.astype(np.float32) * 2 - soft, 0, 255).astype(np.uint8)
+
+
+def _gutter(side: str, depth: float, width: float) -> Change:
+    """A curved page's gutter shadow: the scan darkened towards one side, ``depth`` at the
+    edge, fading over ``width`` of the image (quadratically, as a page curves away)."""
+    def go(a: np.ndarray) -> np.ndarray:
+        w = a.shape[1]
+        x = np.arange(w, dtype=np.float32) / w
+        d = x if side == "left" else 1 - x
+        f = 1 - depth * np.clip(1 - d / width, 0, 1) ** 2
+        return np.clip(a.astype(np.float32) * f[None, :, None], 0, 255).astype(np.uint8)
+    return go
 
 
 def _on_bed(k: float) -> Change:
@@ -181,6 +193,9 @@ FOCUS: dict[str, tuple[Change | None, int, Callable[[Box, int, int], Box] | None
     "soft (1 px), half resolution": (lambda a: _blur(1.0)(_scale(0.5)(a)), 90, None),
     "soft (1 px), low contrast": (lambda a: _contrast(_blur(1.0)(a)), 90, None),
 }
+# The page curving into the gutter, asked for with --gutter: a shadow down one side
+GUTTERS = {"gutter shadow left (40%, a tenth)": (_gutter("left", 0.4, 0.1), 90, None),
+           "gutter shadow right (60%, 15%)": (_gutter("right", 0.6, 0.15), 90, None)}
 # The page small in its frame, asked for with --frame: a dark bed 1.25-3 times its size
 FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k))
           for k in (1.25, 1.5, 2.0, 2.5, 3.0)}
@@ -289,6 +304,9 @@ def main() -> None:
                     help="also the camera's focus: soft (a blur of 1 and 2 px a 1,000 px; "
                          "1 px with JPEG 2000, half resolution, low contrast) and a "
                          "library's sharpening")
+    ap.add_argument("--gutter", action="store_true",
+                    help="also a curved page's gutter shadow down one side (40%% darker at the "
+                         "edge over a tenth of the image, 60%% over 15%%)")
     ap.add_argument("--frame", action="store_true",
                     help="also the page small in its frame: on a dark bed 1.25, 1.5, 2, 2.5 and 3 "
                          "times its size")
@@ -302,6 +320,8 @@ def main() -> None:
         CHANGES[f"skew {deg:g} deg"] = (_skew(deg), 90, _skew_box(deg))
     if args.focus:
         CHANGES.update(FOCUS)
+    if args.gutter:
+        CHANGES.update(GUTTERS)
     if args.frame:
         CHANGES.update(FRAMES)
     names = [n for n in CHANGES if not args.only or n == "as published"
