@@ -130,6 +130,8 @@ CLOSER = 0.8
 PRINTED = 2 * UNPRINTED
 # the reader's decode of the same scan with a long side of at least n px (None: none finer)
 Closer = Callable[[int], "Image.Image | None"]
+# a page as the finder reads it: grey, RGB (None for a grey page), and its extent
+Seen = tuple[np.ndarray, "np.ndarray | None", Extent]
 
 
 @dataclass(frozen=True)
@@ -149,14 +151,13 @@ def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA,
     to bottom, then left to right); what lies outside the page is listed, never kept.
     A page with a small crop is looked at again at another scale (``second_look``); with
     ``closer``, a page small in its scan is read again from a finer decode (``CLOSER``)."""
-    extent = None
+    seen = None
     if closer is not None:  # the extent alone says whether the page is small in its scan
-        reduced = _reduced(page)
-        extent = None if reduced is None else find_extent(_pixels(*reduced))
-        nearer = None if extent is None else _closer_look(extent, page, min_area, closer)
+        seen = _seen(page)
+        nearer = None if seen is None else _closer_look(seen[2], page, min_area, closer)
         if nearer is not None:
             return nearer
-    return _find(page, min_area, extent)
+    return _find(page, min_area, seen)
 
 
 def _closer_look(extent: Extent, page: Image.Image, min_area: float,
@@ -187,10 +188,10 @@ def _closer_look(extent: Extent, page: Image.Image, min_area: float,
     return Finding(extent.page, _reading_order(regions), th)
 
 
-def _find(page: Image.Image, min_area: float, extent: Extent | None = None) -> Finding:
+def _find(page: Image.Image, min_area: float, seen: Seen | None = None) -> Finding:
     """``find`` on the preview alone: one look, and a second for a page with a small crop
-    (``extent``: the page's, where it is known already)."""
-    found = _look(page, min_area, extent=extent)
+    (``seen``: the page's arrays and extent, where ``find`` has them already)."""
+    found = _look(page, min_area, seen=seen)
     if not second_look.doubtful(found.regions):
         return found
     w, h = page.size
@@ -201,7 +202,7 @@ def _find(page: Image.Image, min_area: float, extent: Extent | None = None) -> F
 
 
 def _look(page: Image.Image, min_area: float, scale: float = 1.0,
-          extent: Extent | None = None) -> Finding:
+          seen: Seen | None = None) -> Finding:
     """One look at the page: ``find`` without the second look. A page with a candidate
     (a shape many text lines tall) whose text runs down it (``_sideways``: a landscape
     plate or table printed across the book, its caption up the side; read across, its
@@ -211,9 +212,9 @@ def _look(page: Image.Image, min_area: float, scale: float = 1.0,
     down, which the finder reads less well (the early books: crops that were pictures
     0.92 turned upright, 0.82 upside down; 0.55 read sideways). A page whose lines run
     ``SKEW_LEVEL`` degrees askew or more is looked at turned level (``_skew``). ``scale``:
-    the page's size against the preview's (the second look's); ``extent``: the page's,
-    where it is known already (the upright page's only)."""
-    found = _analyse(page, scale, extent)
+    the page's size against the preview's (the second look's); ``seen``: the upright
+    page's arrays and extent, where ``find`` has them already."""
+    found = _analyse(page, scale, seen)
     if found is None:
         return Finding(WHOLE, [])
     ink, boxes = found
@@ -312,23 +313,22 @@ def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Regio
     return [r for r in candidates(page, min_area) if r.kept]
 
 
-def _analyse(page: Image.Image, scale: float = 1.0, extent: Extent | None = None
+def _analyse(page: Image.Image, scale: float = 1.0, seen: Seen | None = None
              ) -> tuple[Ink, list[Box]] | None:
     """The page's ink and its candidate boxes in pixels; None for a page too small to read.
     ``scale``: the page's size against the preview's; the text height is read against the
     preview's size (``page_ink.measure``), so a second look at another scale still reads
-    it the way its own pixels fall. ``extent``: the page's, where ``find`` has it."""
-    reduced = _reduced(page)
-    if reduced is None:
+    it the way its own pixels fall. ``seen``: ``_seen(page)``, where ``find`` has it."""
+    seen = _seen(page) if seen is None else seen
+    if seen is None:
         return None
-    grey, rgb = reduced
+    grey, rgb, extent = seen
     h, w = grey.shape
-    extent = find_extent(_pixels(grey, rgb)) if extent is None else extent
     px0, py0, px1, py1 = extent.page
     x0, y0 = int(px0 * w), int(py0 * h)
     x1, y1 = max(x0 + 1, round(px1 * w)), max(y0 + 1, round(py1 * h))
     grey, rgb = grey[y0:y1, x0:x1], None if rgb is None else rgb[y0:y1, x0:x1]
-    pixels = grey if rgb is None else rgb
+    pixels = _pixels(grey, rgb)
     side = round(max(h, w) / scale)
     sharper = focus.amount(grey)
     if sharper and darkest(grey) >= PRINTED:  # measured as sharp as the rules' pages
@@ -345,9 +345,9 @@ def _analyse(page: Image.Image, scale: float = 1.0, extent: Extent | None = None
     return ink, boxes
 
 
-def _reduced(page: Image.Image) -> tuple[np.ndarray, np.ndarray | None] | None:
+def _seen(page: Image.Image) -> Seen | None:
     """The page as grey and RGB arrays (RGB None for a grey page) at the size the finder
-    reads, None for a page too small to read."""
+    reads, and its extent found on them; None for a page too small to read."""
     grey = _grey(page)
     h, w = grey.shape
     if h < _MIN_SIDE or w < _MIN_SIDE:
@@ -358,7 +358,7 @@ def _reduced(page: Image.Image) -> tuple[np.ndarray, np.ndarray | None] | None:
         size = (max(1, w // k), max(1, h // k))
         grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
         rgb = None if rgb is None else cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-    return grey, rgb
+    return grey, rgb, find_extent(_pixels(grey, rgb))
 
 
 def _pixels(grey: np.ndarray, rgb: np.ndarray | None) -> np.ndarray:
