@@ -78,7 +78,7 @@ def test_the_page_edge_glued_to_a_last_letter_leaves_the_facing_page_out(shared_
     """Wolfenbüttel page 10: the title's last letter touches the page's dark edge, and
     the edge line runs down into the facing page's roundel: whatever moves a cut out past
     the page's print must not take that line for print, or the cut runs into the facing
-    page (0.87 of the width; the roundel starts at 0.84)."""
+    page (the extent then reached 0.87 of the width, past the page edge at 0.83)."""
     _page, found = found_on(shared_data, monkeypatch,
                             "qun-607-5_00001-00179.pdf_page_10.jpg")
     assert found.page[2] <= 0.85
