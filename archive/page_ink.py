@@ -94,7 +94,7 @@ class Ink:
     @cached_property
     def darkest(self) -> int:
         """The page's darkest ink: the 99.9th percentile of its darkness below the paper."""
-        return levels.quantile(self.d, 0.999)
+        return _deepest(self.d)
 
     @property
     def px(self) -> float:
@@ -114,7 +114,12 @@ def _paper(grey: np.ndarray) -> np.ndarray:
 
 def darkest(grey: np.ndarray) -> int:
     """``Ink.darkest`` of a page not yet measured."""
-    return levels.quantile(_darkness(grey), 0.999)
+    return _deepest(_darkness(grey))
+
+
+def _deepest(d: np.ndarray) -> int:
+    """The 99.9th percentile of a darkness map: the darkest ink, a few specks aside."""
+    return levels.quantile(d, 0.999)
 
 
 def _darkness(grey: np.ndarray) -> np.ndarray:
