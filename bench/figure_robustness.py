@@ -201,9 +201,18 @@ FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k))
           for k in (1.25, 1.5, 2.0, 2.5, 3.0)}
 
 
+def way(name: str) -> tuple[Change | None, int, Callable[[Box, int, int], Box] | None]:
+    """A change by its name: one of the shipped ones, or of those a flag adds (FOCUS,
+    GUTTERS, FRAMES), so a test asks for any of them by name alone."""
+    for ways in (CHANGES, FOCUS, GUTTERS, FRAMES):
+        if name in ways:
+            return ways[name]
+    raise KeyError(name)
+
+
 def rescan(data: bytes, name: str) -> bytes:
     """A scan's JPEG bytes made the ``name`` way (as published: the bytes themselves)."""
-    change, quality, _box = CHANGES[name]
+    change, quality, _box = way(name)
     if change is None:
         return data
     with Image.open(io.BytesIO(data)) as im:
@@ -228,7 +237,7 @@ def scan_preview(data: bytes, side: int = F.PREVIEW_SIDE) -> Image.Image:
 
 def truth_as(page: Page, name: str) -> list[Box]:
     """The page's picture boxes on its scan made the ``name`` way (turned with a skew)."""
-    box = CHANGES[name][2]
+    box = way(name)[2]
     if not box:
         return page.truth
     with Image.open(DATA / page.name) as im:

@@ -22,12 +22,10 @@ from bench import figure_robustness as R
 LEFT, RIGHT = "gutter shadow left (40%, a tenth)", "gutter shadow right (60%, 15%)"
 
 
-def found_on(shared_data: Path, monkeypatch: pytest.MonkeyPatch, name: str,
-             way: str = "as published") -> tuple[E.Page, F.Finding]:
+def found_on(shared_data: Path, name: str, way: str = "as published"
+             ) -> tuple[E.Page, F.Finding]:
     """The labelled page and what the finder finds on its scan made ``way``, read as the
     reader reads it (a finer decode at hand)."""
-    if way in R.GUTTERS:
-        monkeypatch.setitem(R.CHANGES, way, R.GUTTERS[way])
     E.DATA = shared_data
     page = next(p for p in E.moreno_pages() + E.early_pages() if p.name.endswith(name))
     data = R.rescan((shared_data / page.name).read_bytes(), way)
@@ -52,9 +50,9 @@ THROUGH_PRINT = pytest.mark.xfail(
     # a text page: the shadowed corner beside the cut was a crop
     ("Moreno_136_3.jpg", RIGHT, 0),
 ])
-def test_print_running_into_a_gutter_shadow_keeps_the_page_whole(shared_data, monkeypatch,
-                                                                  name, way, pictures):
-    page, found = found_on(shared_data, monkeypatch, name, way)
+def test_print_running_into_a_gutter_shadow_keeps_the_page_whole(shared_data, name, way,
+                                                                  pictures):
+    page, found = found_on(shared_data, name, way)
     x0, _y0, x1, _y1 = found.page
     assert x0 <= 0.03 and x1 >= 0.95  # before: 0.054-0.072 cut off the shadowed side
     boxes = kept(found)
@@ -64,22 +62,20 @@ def test_print_running_into_a_gutter_shadow_keeps_the_page_whole(shared_data, mo
 
 
 @THROUGH_PRINT
-def test_a_facing_page_cut_never_runs_through_the_frontispiece(shared_data, monkeypatch):
+def test_a_facing_page_cut_never_runs_through_the_frontispiece(shared_data):
     """btv1b8610802d f7 as published: the engraving's left side is shaded as the leaf
     curves, and the page extent (the manifest's ``page_bbox``) left out its first 7% as a
     facing page."""
-    page, found = found_on(shared_data, monkeypatch, "btv1b8610802d_f7.jpg")
+    page, found = found_on(shared_data, "btv1b8610802d_f7.jpg")
     assert found.page[0] <= page.truth[0][0]
     assert len(E.match(page.truth, kept(found))) == 1
 
 
-def test_the_page_edge_glued_to_a_last_letter_leaves_the_facing_page_out(shared_data,
-                                                                         monkeypatch):
+def test_the_page_edge_glued_to_a_last_letter_leaves_the_facing_page_out(shared_data):
     """Wolfenbüttel page 10: the title's last letter touches the page's dark edge, and
     the edge line runs down into the facing page's roundel: whatever moves a cut out past
     the page's print must not take that line for print, or the cut runs into the facing
     page (the extent then reached 0.87 of the width, past the page edge at 0.83)."""
-    _page, found = found_on(shared_data, monkeypatch,
-                            "qun-607-5_00001-00179.pdf_page_10.jpg")
+    _page, found = found_on(shared_data, "qun-607-5_00001-00179.pdf_page_10.jpg")
     assert found.page[2] <= 0.85
     assert not kept(found)

@@ -421,7 +421,7 @@ def test_a_title_page_scanned_large_is_not_one_crop(shared_data, tmp_path):
     assert not any(E.area(b) > 0.6 for b in kept)
 
 
-def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path, monkeypatch):
+def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path):
     """btv1b8626772v f23 (two stacked miniatures) as a copy stand set for larger books
     takes it: the page on a dark bed twice its size, so the preview gives the page a
     third fewer pixels than the rules were written for, and the lower miniature came out
@@ -434,7 +434,6 @@ def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path, 
 
     page, _preview = early(shared_data, "btv1b8626772v_f23.jpg")
     way = "on a bed 2x its size"
-    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
     (tmp_path / "f23.jpg").write_bytes(R.rescan((shared_data / page.name).read_bytes(), way))
     archive.build_dataset([scans_pdf(tmp_path / "f23.pdf", [tmp_path / "f23.jpg"])],
                           tmp_path / "f23.zip")
@@ -453,7 +452,6 @@ def test_a_page_small_in_its_scan_is_read_once_at_its_own_size(shared_data, monk
 
     page, _preview = early(shared_data, "btv1b8626772v_f23.jpg")
     way = "on a bed 2x its size"
-    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
     data = R.rescan((shared_data / page.name).read_bytes(), way)
     preview = E.jpeg_preview(data)
     looks = []
@@ -469,7 +467,7 @@ def test_a_page_small_in_its_scan_is_read_once_at_its_own_size(shared_data, monk
     assert len(E.match(R.truth_as(page, way), kept)) == len(kept) == 2
 
 
-def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data, monkeypatch):
+def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data):
     """The same on a bed 2.5 times its size, the page a sixth of the image: a paper patch
     that small was taken for no page (the whole image was the extent, and the whole page
     one crop). Round it lies an even tone much darker than the paper, a bed, so it is the
@@ -479,7 +477,6 @@ def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data, monke
 
     page, _preview = early(shared_data, "bpt6k1521441j_f8.jpg")
     way = "on a bed 2.5x its size"
-    monkeypatch.setitem(R.CHANGES, way, R.FRAMES[way])
     preview = R.scan_preview(R.rescan((shared_data / page.name).read_bytes(), way))
     true_page = R.truth_as(E.Page(page.name, page.group, [(0.0, 0.0, 1.0, 1.0)]), way)[0]
     assert E.iou(page_extent(preview), true_page) >= 0.9

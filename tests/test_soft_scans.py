@@ -16,15 +16,12 @@ from bench import figure_eval as E
 from bench import figure_robustness as R
 
 
-def soft_scan(shared_data: Path, monkeypatch: pytest.MonkeyPatch, name: str, px: int
-              ) -> tuple[E.Page, bytes]:
+def soft_scan(shared_data: Path, name: str, px: int) -> tuple[E.Page, bytes]:
     """The labelled page and its scan blurred ``px`` a 1,000 px, as the focus bench makes
     it (``figure_robustness.FOCUS``)."""
-    way = f"soft focus ({px} px)"
-    monkeypatch.setitem(R.CHANGES, way, R.FOCUS[way])
     E.DATA = shared_data
     page = next(p for p in E.moreno_pages() + E.early_pages() if p.name.endswith(name))
-    return page, R.rescan((shared_data / page.name).read_bytes(), way)
+    return page, R.rescan((shared_data / page.name).read_bytes(), f"soft focus ({px} px)")
 
 
 def kept(data: bytes) -> list:
@@ -37,10 +34,9 @@ def kept(data: bytes) -> list:
     ("Moreno_180_1.jpg", 2),  # two woodcuts side by side: the blur filled their channel
     ("Moreno_119_1.jpg", 3),  # three, two of them side by side
 ])
-def test_chapbook_woodcuts_in_soft_focus_are_each_a_crop(shared_data, monkeypatch, name,
-                                                          pictures):
+def test_chapbook_woodcuts_in_soft_focus_are_each_a_crop(shared_data, name, pictures):
     """Unsharpened, the blur joined side-by-side woodcuts into one crop (0.5 IoU)."""
-    page, data = soft_scan(shared_data, monkeypatch, name, 1)
+    page, data = soft_scan(shared_data, name, 1)
     boxes = kept(data)
     matched = E.match(page.truth, boxes)
     assert len(page.truth) == len(boxes) == len(matched) == pictures
@@ -52,19 +48,18 @@ def test_chapbook_woodcuts_in_soft_focus_are_each_a_crop(shared_data, monkeypatc
     ("bpt6k15223596_f23.jpg", 0),  # ornaments only: an initial with its lines was a crop
     ("bpt6k15223596_f26.jpg", 1),  # a miniature: a second crop of text beside it
 ])
-def test_early_pages_in_soft_focus_keep_their_crops(shared_data, monkeypatch, name,
-                                                   pictures):
-    page, data = soft_scan(shared_data, monkeypatch, name, 2)
+def test_early_pages_in_soft_focus_keep_their_crops(shared_data, name, pictures):
+    page, data = soft_scan(shared_data, name, 2)
     boxes = kept(data)
     assert len(boxes) == len(page.truth) == pictures
     assert all(iou >= 0.85 for _t, _p, iou in E.match(page.truth, boxes))
 
 
-def test_a_pale_woodcut_in_soft_focus_is_not_a_stain(shared_data, monkeypatch):
+def test_a_pale_woodcut_in_soft_focus_is_not_a_stain(shared_data):
     """Moreno 122: a pale woodcut over black text. Unsharpened, the blur moved the strong
     ink's threshold above the woodcut, which was then faint ink only, a stain: no crop.
     Sharpened it is found (its curtain at the left comes out as a crop of its own)."""
-    page, data = soft_scan(shared_data, monkeypatch, "Moreno_122_1.jpg", 1)
+    page, data = soft_scan(shared_data, "Moreno_122_1.jpg", 1)
     boxes = kept(data)
     x0, y0, x1, y1 = page.truth[0]
     covered = sum(E.area((max(x0, b[0]), max(y0, b[1]), min(x1, b[2]), min(y1, b[3])))
@@ -73,11 +68,10 @@ def test_a_pale_woodcut_in_soft_focus_is_not_a_stain(shared_data, monkeypatch):
     assert all(E.overlap(b, page.truth[0]) >= 0.9 for b in boxes)
 
 
-def test_a_soft_page_is_sharpened_to_the_aim_and_a_sharp_one_left_alone(shared_data,
-                                                                          monkeypatch):
+def test_a_soft_page_is_sharpened_to_the_aim_and_a_sharp_one_left_alone(shared_data):
     """The measure reads the blur, not the page: as published the chapbook page is in
     focus (no sharpening); blurred it is soft, and the amount chosen brings it back."""
-    page, data = soft_scan(shared_data, monkeypatch, "Moreno_180_1.jpg", 1)
+    page, data = soft_scan(shared_data, "Moreno_180_1.jpg", 1)
     sharp = np.asarray(E.load_preview(shared_data / page.name).convert("L"))
     assert focus.amount(sharp) == 0.0
     assert focus.sharpness(sharp) >= focus.AIM
