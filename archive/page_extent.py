@@ -71,6 +71,11 @@ SOLID = 0.5
 # within BED_EVEN levels of its median on BED_SHARE of it, and BED_DARKER levels darker
 # than the paper (a bed of cloth or card; a chart and a label on it are a few percent)
 BED_DARKER, BED_EVEN, BED_SHARE = 60, 20, 0.8
+# Print never runs across a facing-page cut (the facing page meets the page at its edge):
+# print is strokes PRINT_DARK darker than the closed page round them (12 levels at least,
+# so print in a shadow counts and the shadow does not); a line along the cut EDGE_LINE of
+# the side long is the page's edge, not print
+EDGE_LINE, PRINT_DARK = 0.1, 0.12
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ def find(pixels: np.ndarray) -> Extent:
     lab = _closed_lab(pixels)
     h, w = lab.shape[:2]
     found = _paper_patch(lab) or (0, 0, w, h)
-    box = _without_facing_page(lab[..., 0], found)
+    box = _without_facing_page(lab[..., 0], found, _print(pixels, lab[..., 0]))
     beside = _outside(lab, box)
     if len(beside) > MAX_BESIDE:  # a layout of its own (a diagram, a photo), not a scan bed
         return Extent(WHOLE)
@@ -324,8 +329,8 @@ def _on_rim(mask: np.ndarray) -> bool:
     return float(ring.mean()) >= 0.5
 
 
-def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
-                         ) -> tuple[int, int, int, int]:
+def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int],
+                         printed: np.ndarray) -> tuple[int, int, int, int]:
     """Cut a strip off each side whose bright part is darker than the page's middle.
 
     Per column (then per row), the 80th percentile of the closed lightness: a picture
@@ -351,11 +356,43 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int]
         along = sub if axis == 0 else sub.T  # one column per position of the cut
         lo = 0 if lo and _splits_picture(along, lo, ref, -1) else lo
         hi = n if hi < n and _splits_picture(along, hi, ref, 1) else hi
+        ink = printed[y0:y1, x0:x1]
+        ink = ink if axis == 0 else np.ascontiguousarray(ink.T)
+        lo = _past_print(ink, lo, -1) if lo else 0
+        hi = _past_print(ink, hi, 1) if hi < n else n
+        lo = lo if lo >= 0.02 * n else 0
+        hi = hi if n - hi >= 0.02 * n else n
         if axis == 0:
             x0, x1 = x0 + lo, x0 + hi
         else:
             y0, y1 = y0 + lo, y0 + hi
     return x0, y0, x1, y1
+
+
+def _print(rgb: np.ndarray, closed: np.ndarray) -> np.ndarray:
+    """Print, as a 0/1 mask: darker than the closed page round it by PRINT_DARK of its
+    level; relative, so print in a gutter's shadow counts and the shadow itself does not."""
+    light = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)[..., 0].astype(np.int16)
+    c = closed.astype(np.int16)
+    return ((c - light) > np.maximum(12, PRINT_DARK * c)).astype(np.uint8)
+
+
+def _past_print(ink: np.ndarray, cut: int, outward: int) -> int:
+    """The cut moved out past the print that runs across it: a cut through the page's
+    own print (a title, a woodcut, a stamp in a gutter's shadow) is the shadow's, not the
+    facing page's edge. Lines along the cut (the page's edge, a leaf's slanting edge),
+    shapes longer along the cut than twice across, and what reaches the strip's ends
+    (the image's edge, the page's corners) are not print."""
+    rows = ink.shape[0]
+    along = cv2.getStructuringElement(cv2.MORPH_RECT, (1, max(3, round(EDGE_LINE * rows))))
+    ink = ink * (1 - cv2.morphologyEx(ink, cv2.MORPH_OPEN, along))
+    _k, _lab, stats, _c = components.with_stats(ink, connectivity=8)
+    x, y, w, h, a = (stats[1:, i] for i in range(5))
+    m = max(1, round(0.02 * rows))  # what reaches the strip's ends is the scan's edge
+    on = (x < cut) & (x + w > cut) & (2 * w >= h) & (a >= 3) & (y >= m) & (y + h <= rows - m)
+    if not on.any():
+        return cut
+    return int(x[on].min()) if outward < 0 else int((x + w)[on].max())
 
 
 def _lamp(prof: np.ndarray, cut: int, ref: float) -> bool:

@@ -23,6 +23,7 @@ from archive.text_rhythm import glyph_mask, text_zone
 # Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
 # tailpiece's thin frame fell apart into pieces on 800 px previews.
 WORK_SIDE = 400
+RULE = 3.0  # text heights: a straight line of ink this long is a rule, not a letter
 TH_SIDE, TH_OVER = 375, 1.15  # the text height is read at TH_SIDE px on a page TH_OVER larger
 # Tuned by grouped CV in bench/figure_eval.py (see its docstring); sizes in text heights.
 PARAMS = {
@@ -89,7 +90,7 @@ class Ink:
         """Weak ink that is set text: in the zone and not part of a big shape, or a rubric."""
         big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
                          np.ones((3, 3), np.uint8)) > 0
-        return (self.zone & self.weak & ~big) | (self.rubric & self.weak)
+        return self.weak & ~_rules(self.weak, self.th) & ((self.zone & ~big) | self.rubric)
 
     @cached_property
     def darkest(self) -> int:
@@ -101,6 +102,18 @@ class Ink:
         """One pixel of the WORK_SIDE scale, in this page's pixels (1.0 to 2.0)."""
         return max(1.0, max(self.full) / WORK_SIDE)
 
+
+
+def _rules(weak: np.ndarray, th: float) -> np.ndarray:
+    """Straight lines of weak ink RULE text heights long or more, across or down: a
+    frame's rules, which a text line abutting them would cut (under uneven light a thin
+    rule's strong ink breaks into specks of a glyph's size, so it is not a big shape).
+    A letter is no line this long."""
+    n = max(3, round(RULE * th))
+    m = weak.astype(np.uint8)
+    down = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, n)))
+    across = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (n, 1)))
+    return (down | across) > 0
 
 
 def _paper(grey: np.ndarray) -> np.ndarray:

@@ -878,6 +878,25 @@ def test_a_woodcut_initial_with_its_title_is_lettering(shared_data, how):
     assert title and all(r.reason == "lettering" for r in title)
 
 
+@pytest.mark.parametrize("left", [0.0, 0.03, 0.05, 0.06, 0.07])
+def test_a_title_block_stays_apart_wherever_the_page_is_cut(shared_data, left):
+    """bpt6k15260973 f9 under the light falloff, its page cut at its left margin or a
+    little in: thin rules frame title and woodcut, and where a red title line meets the
+    frame's right rule, the line's text mask (a rubric) cut the rule in two; the broken
+    frame no longer read as a page frame, and title and woodcut were one crop at three
+    of these five cuts. A straight line RULE text heights long is never text."""
+    from archive.page_extent import Extent
+
+    page, preview = scanned(shared_data, "bpt6k15260973_f9.jpg")
+    grey, rgb, extent = F._seen(preview)
+    seen = (grey, rgb, Extent((left, *extent.page[1:]), extent.outside))
+    found = F._judged(*F._analyse(preview, 1.0, seen), F.DEFAULT_MIN_AREA)
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(kept) == len(E.match(page.truth, kept)) == 1
+    title = [r for r in found.regions if r.box[1] < 0.1 and r.box[3] > 0.2 and r.box[2] > 0.8]
+    assert title and all(r.reason == "lettering" for r in title)
+
+
 def test_a_woodcut_inside_the_page_frame_is_cropped_alone(shared_data):
     """bpt6k15260973 f9: thin rules frame the whole title page (title, initial, woodcut,
     imprint); the frame no longer joins them into one box over the page."""
