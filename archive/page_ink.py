@@ -87,7 +87,8 @@ class Ink:
 
     @cached_property
     def text(self) -> np.ndarray:
-        """Weak ink that is set text: in the zone and not part of a big shape, or a rubric."""
+        """Weak ink that is set text: in the zone and not part of a big shape, or a rubric;
+        never a straight rule (``_rules``), which a line of text may touch."""
         big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
                          np.ones((3, 3), np.uint8)) > 0
         return self.weak & ~_rules(self.weak, self.th) & ((self.zone & ~big) | self.rubric)
@@ -101,7 +102,6 @@ class Ink:
     def px(self) -> float:
         """One pixel of the WORK_SIDE scale, in this page's pixels (1.0 to 2.0)."""
         return max(1.0, max(self.full) / WORK_SIDE)
-
 
 
 def _rules(weak: np.ndarray, th: float) -> np.ndarray:
