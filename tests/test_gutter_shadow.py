@@ -101,3 +101,15 @@ def test_specks_at_the_page_corners_are_no_print_across_the_cut(shared_data):
     found = F.find(at_side(page, 600))
     assert 0.95 <= found.page[2] <= 0.98
     assert not kept(found)
+
+
+def test_the_arms_under_a_shadow_are_an_ornament_wherever_the_page_ends(shared_data):
+    """bpt6k6127905 f2 under the right gutter shadow: the page's edge is cut at 0.92, and
+    the arms of Toul, which fill more than 15% of that page but not of the image, were no
+    longer compared with their mirror turned (``ornaments.MIRROR_TURNED``, a guard on the
+    cost), read less symmetric (lr 0.446 against 0.45) and were a crop."""
+    page, found = found_on(shared_data, "bpt6k6127905_f2.jpg", RIGHT)
+    assert found.page[2] < 0.95  # the shadowed side still cut off
+    assert not kept(found)
+    arms = page.ornaments[0]
+    assert any(r.kind == "ornament" and E.iou(r.box, arms) >= 0.6 for r in found.regions)
