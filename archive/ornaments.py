@@ -50,7 +50,7 @@ def _turnable(box: Box, ink: Ink) -> bool:
     against the page, a gutter shadow that moved the page's edge by 8% turned the arms
     of Toul (bpt6k6127905 f2) from an ornament into a crop."""
     x0, y0, x1, y1 = box
-    h, w = ink.full if min(ink.full) else ink.shape
+    h, w = ink.full
     return min(x1 - x0, y1 - y0) > 4 and (x1 - x0) * (y1 - y0) <= MIRROR_TURNED * h * w
 
 

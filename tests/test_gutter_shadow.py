@@ -22,12 +22,16 @@ from bench import figure_robustness as R
 LEFT, RIGHT = "gutter shadow left (40%, a tenth)", "gutter shadow right (60%, 15%)"
 
 
+def page_named(shared_data: Path, name: str) -> E.Page:
+    E.DATA = shared_data
+    return next(p for p in E.moreno_pages() + E.early_pages() if p.name.endswith(name))
+
+
 def found_on(shared_data: Path, name: str, way: str = "as published"
              ) -> tuple[E.Page, F.Finding]:
     """The labelled page and what the finder finds on its scan made ``way``, read as the
     reader reads it (a finer decode at hand)."""
-    E.DATA = shared_data
-    page = next(p for p in E.moreno_pages() + E.early_pages() if p.name.endswith(name))
+    page = page_named(shared_data, name)
     data = R.rescan((shared_data / page.name).read_bytes(), way)
     return page, F.find(R.scan_preview(data), closer=lambda side: R.scan_preview(data, side))
 
@@ -96,9 +100,7 @@ def test_specks_at_the_page_corners_are_no_print_across_the_cut(shared_data):
     the image's edge, which put the margin stain on the page as a crop."""
     from bench.figure_scales import at_side
 
-    E.DATA = shared_data
-    page = next(p for p in E.early_pages() if p.name.endswith("bpt6k15201149_f26.jpg"))
-    found = F.find(at_side(page, 600))
+    found = F.find(at_side(page_named(shared_data, "bpt6k15201149_f26.jpg"), 600))
     assert 0.95 <= found.page[2] <= 0.98
     assert not kept(found)
 
