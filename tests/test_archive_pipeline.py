@@ -6,6 +6,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 from PIL import Image
@@ -261,3 +262,32 @@ def test_perceptual_hash_is_imagehash_phash(pages):
             assert perceptual_hash(crop) == str(imagehash.phash(crop.convert("L")))
             crops += 1
     assert crops >= 20
+
+
+def _jpeg_segments(data: bytes) -> dict[int, list[bytes]]:
+    """Each marker's segments up to the scan (tables, frame header)."""
+    out: dict[int, list[bytes]] = {}
+    i = 2
+    while data[i + 1] != 0xDA:
+        n = int.from_bytes(data[i + 2 : i + 4], "big")
+        out.setdefault(data[i + 1], []).append(data[i + 4 : i + 2 + n])
+        i += 2 + n
+    return out
+
+
+def test_a_crop_is_encoded_as_pil_would_and_always_the_same(shared_data):
+    """The array path (TurboJPEG) writes PIL's quantisation, frame and 4:2:0 sampling,
+    the same bytes each time, and loses no more than PIL does."""
+    from archive.resize import encode_jpeg, fit_array
+
+    for path in chapbook_pages(shared_data)[:3]:
+        crop = fit_array(np.asarray(Image.open(path).convert("RGB")), 1024, "bucket")
+        ours = encode_jpeg(crop, 92)
+        pil = encode_jpeg(Image.fromarray(np.ascontiguousarray(crop)), 92)
+        assert ours == encode_jpeg(crop.copy(), 92)
+        mine, theirs = _jpeg_segments(ours), _jpeg_segments(pil)
+        assert mine[0xDB] == theirs[0xDB] and mine[0xC0] == theirs[0xC0]
+        back = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB"), np.float64)
+                for b in (ours, pil)]
+        psnr = [10 * np.log10(255**2 / np.mean((b - crop) ** 2)) for b in back]
+        assert psnr[0] > 38 and psnr[0] > psnr[1] - 0.5, psnr
