@@ -357,8 +357,10 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int],
         if lo and hi < n and _lamp(prof, lo, ref) and _lamp(prof[::-1], n - hi, ref):
             lo, hi = 0, n
         along = sub if axis == 0 else sub.T  # one column per position of the cut
-        lo = 0 if lo and _splits_picture(along, lo, ref, -1) else lo
-        hi = n if hi < n and _splits_picture(along, hi, ref, 1) else hi
+        if lo and _splits_picture(along, lo, ref, -1):
+            lo = _at_fold(along, prof, lo, ref, -1)
+        if hi < n and _splits_picture(along, hi, ref, 1):
+            hi = _at_fold(along, prof, hi, ref, 1)
         ink = printed[y0:y1, x0:x1]
         ink = ink if axis == 0 else np.ascontiguousarray(ink.T)
         lo = _past_print(ink, lo, -1) if lo else 0
@@ -422,6 +424,19 @@ def _splits_picture(light: np.ndarray, cut: int, ref: float, outward: int) -> bo
     dark = band.max(axis=1) < PICTURE_DARK * ref  # no paper between: one picture across
     outside = light[:, min(n - 1, max(0, cut + outward * s))] < PICTURE_DARK * ref
     return _longest_run(dark) >= PICTURE_ROWS * h and outside.mean() < 0.5
+
+
+def _at_fold(light: np.ndarray, prof: np.ndarray, cut: int, ref: float, outward: int) -> int:
+    """Where a cut through a picture goes instead: back to the fold, the darkest column of
+    the strip it would cut off (a facing page meets the page there), where that splits no
+    picture; else nowhere (0 before the page, the side's length after it). A woodcut set
+    tight at the gutter reaches into the page's own shaded curve beyond the fold, and the
+    whole strip, facing page and all, was kept with it (HAB's Wolfenbüttel scans)."""
+    n = len(prof)
+    fold = 1 + int(np.argmin(prof[:cut])) if outward < 0 else cut + int(np.argmin(prof[cut:]))
+    if min(fold, n - fold) < 0.02 * n or _splits_picture(light, fold, ref, outward):
+        return 0 if outward < 0 else n
+    return fold
 
 
 def _across(n: int) -> int:

@@ -174,6 +174,20 @@ def test_the_wolfenbuettel_page_drops_its_chart_label_and_facing_page(shared_dat
                for r in found.regions)
 
 
+def test_an_initial_set_at_the_fold_leaves_the_facing_page_outside(shared_data):
+    """Wolfenbüttel page 9: the facing page's strip is lit as the page is, and the page's
+    woodcut initial is set tight against the fold. The cut where the page's shaded curve
+    ends ran through the initial, so none was made, and the initial, joined to the
+    gutter's shadow, was a crop. The cut goes back to the fold, the strip's darkest line."""
+    page, preview = early(shared_data, "qun-607-5_00001-00179.pdf_page_9.jpg")
+    found = F.find(preview, closer=page.closer())
+    assert 0.12 < found.page[0] < 0.2
+    assert any(r.reason == "outside_page" and r.box[2] <= found.page[0] + 0.01
+               for r in found.regions)
+    assert not [r for r in found.regions if r.kept]
+    assert [r for r in found.regions if r.reason == "initial"]
+
+
 @pytest.mark.parametrize("background", ["dark", "grey", "white"])
 def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, background):
     from bench import composites, scans
