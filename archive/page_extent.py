@@ -17,8 +17,9 @@ How, on the reader's small preview:
    whose bright rows are still darker than the page's middle is cut off. Strips on both
    sides that fade in rather than step up to the page are a lamp's falloff, and stay.
    A facing page meets the page at its edge, so no picture and no print of the page runs
-   across a cut: a cut through a picture is none, and one through print (a title or a
-   stamp in a gutter's shadow) is moved out past it.
+   across a cut: a cut through a picture goes back to the fold (the strip's darkest
+   line), or is none where that splits the picture too, and one through print (a title
+   or a stamp in a gutter's shadow) is moved out past it.
 4. A white page on a pale card (a grey-white one, lit unevenly) has a tone the card
    shares, so its paper mask runs out over the card: then the page is the patch of its
    brightest tone, if the card shows all round it and its edge steps up from the card on
