@@ -24,6 +24,9 @@ from archive.text_rhythm import glyph_mask, text_zone
 # tailpiece's thin frame fell apart into pieces on 800 px previews.
 WORK_SIDE = 400
 RULE = 3.0  # text heights: a straight line of ink this long is a rule, not a letter
+# a dark shape this long down the page's side, almost all in its side bands, is a shadow
+# (``_scan_border``); elsewhere on the border a fifth of a side is needed
+SIDE_SHADOW = 0.1
 TH_SIDE, TH_OVER = 375, 1.15  # the text height is read at TH_SIDE px on a page TH_OVER larger
 # Tuned by grouped CV in bench/figure_eval.py (see its docstring); sizes in text heights.
 PARAMS = {
@@ -222,7 +225,12 @@ def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
 
     A component reaching the border (within 2% of it: a page's own edge line lies just
     inside the page extent) along a fifth of a side is the bed when most of its ink
-    lies in the outer band; a full-bleed plate is not, so only its band goes.
+    lies in the outer band; a full-bleed plate is not, so only its band goes. Down the
+    page's sides a shadow is often shorter (the fold's at the top of a curved page: 0.197
+    of the page's height on Wolfenbuttel page 9, the rule's fifth crossed or not as the
+    scan's JPEG was saved), and glued the woodcut initial beside it into one box from the
+    page's top: ``SIDE_SHADOW`` of the height is enough there when the shape lies almost
+    all (80%) in the side bands; no print does.
     """
     h, w = weak.shape
     n, lab, stats, _c = shapes  # components.with_stats of weak, which measure keeps
@@ -230,13 +238,17 @@ def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
     mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
     edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
     long = edge & ((bw >= 0.2 * w) | (bh >= 0.2 * h))
-    long[0] = False
-    if not long.any():
+    upright = ((x < mx) | (x + bw > w - mx)) & (bh >= SIDE_SHADOW * h)
+    long[0] = upright[0] = False
+    if not (long | upright).any():
         return np.zeros_like(weak)
     by, bx = max(2, int(0.08 * h)), max(2, int(0.08 * w))
     band = np.ones_like(weak)
     band[by:h - by, bx:w - bx] = False
-    whole = long & (np.bincount(lab[band], minlength=n) >= 0.8 * stats[:, 4])
+    sides = np.zeros_like(weak)
+    sides[:, :bx] = sides[:, w - bx:] = True
+    whole = ((long & (np.bincount(lab[band], minlength=n) >= 0.8 * stats[:, 4]))
+             | (upright & (np.bincount(lab[sides], minlength=n) >= 0.8 * stats[:, 4])))
     return whole[lab] | (long[lab] & band)
 
 

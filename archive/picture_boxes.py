@@ -23,6 +23,9 @@ from archive.verdicts import big_share, lettering, photo
 STAIN, STAIN_TONE = 2.0, 0.05
 # a painted border band is no wider than this share of the page across it
 BORDER = 0.2
+# a box's column of set text runs down this share of its rows: a page's column beside a
+# picture, cut off first (``_text_column``)
+TEXT_COLUMN = 0.8
 
 
 def candidate_boxes(ink: Ink) -> list[Box]:
@@ -212,27 +215,41 @@ def _weak_density(box: Box, ink: Ink) -> float:
     return float(ink.weak[y0:y1, x0:x1].mean())
 
 
-def _cut_zone(box: Box, ink: Ink, axis: int = 1) -> list[Box]:
-    """The parts of a box between bands of set text two lines deep or more, rows first.
+def _cut_zone(box: Box, ink: Ink, axis: int | None = None, then: bool = True) -> list[Box]:
+    """The parts of a box between bands of set text two lines deep or more, rows first,
+    then each part's columns (``then``); columns first where a column of text runs down
+    the box's whole height (``_text_column``).
 
     A woodcut set tight against its text, or an initial under it, joins the picture's
     shape; the text's rhythm tells where the picture ends. A part with no ink but text
     goes; a box that is all text stays whole, to be judged as a text block.
     """
+    if axis is None:
+        axis = 0 if _text_column(box, ink) else 1
     x0, y0, x1, y1 = box
     texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
     band = max(2, int(2.5 * ink.th))
     edges = runs(texty, band)
     if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
-        return [box] if axis == 0 else _cut_zone(box, ink, 0)
+        return _cut_zone(box, ink, 1 - axis, then=False) if then else [box]
     cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
     out = []
     for lo, hi in zip(cuts[::2], cuts[1::2], strict=True):
         cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
         part = tighten(cell, ink.weak & ~ink.text) if hi > lo else None
         if part is not None and _printed(part, ink):
-            out += [part] if axis == 0 else _cut_zone(part, ink, 0)
+            out += _cut_zone(part, ink, 1 - axis, then=False) if then else [part]
     return out or [box]
+
+
+def _text_column(box: Box, ink: Ink) -> bool:
+    """A column of set text runs down the box's whole height (TEXT_COLUMN of its rows):
+    a page's text column glued to the miniature beside it. Cut by rows first, the lines
+    the column's text runs on sliced the miniature across wherever the column filled
+    half the box's width (btv1b8626772v f20 darker or noisier)."""
+    x0, y0, x1, y1 = box
+    full = ink.zone[y0:y1, x0:x1].mean(axis=0) >= TEXT_COLUMN
+    return bool(runs(full, max(2, int(2.5 * ink.th))))
 
 
 def _printed(box: Box, ink: Ink) -> bool:

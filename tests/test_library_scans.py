@@ -188,6 +188,38 @@ def test_an_initial_set_at_the_fold_leaves_the_facing_page_outside(shared_data):
     assert [r for r in found.regions if r.reason == "initial"]
 
 
+@pytest.mark.parametrize("quality", [95, 90, 85, 75])
+def test_the_folds_shadow_is_not_glued_to_the_initial_beside_it(shared_data, quality):
+    """Wolfenbuttel page 9 saved again as JPEG: the fold's shadow down the page's left edge
+    from its top stands a fifth of the page's height, the scan-border rule's bar. The
+    woodcut initial Q beside it was boxed with it from the page's top at every quality
+    here, and read no initial at 90 and 85: a crop. A shadow down the page's side needs
+    to be half as long, and the Q is boxed alone."""
+    page, _ = early(shared_data, "qun-607-5_00001-00179.pdf_page_9.jpg")
+    buf = io.BytesIO()
+    Image.open(shared_data / page.name).save(buf, "JPEG", quality=quality)
+    data = buf.getvalue()
+    found = F.find(E.jpeg_preview(data), closer=lambda side: E.jpeg_preview(data, side))
+    assert not [r for r in found.regions if r.kept]
+    initial = [r for r in found.regions if r.reason == "initial"]
+    assert len(initial) == 1
+    assert initial[0].box[1] > found.page[1] + 0.05  # the Q's own top, not the page's
+
+
+@pytest.mark.parametrize("how", ["darker (gamma 1.6)", "sensor noise"])
+def test_a_text_column_glued_to_a_miniature_is_cut_off_before_its_lines(shared_data, how):
+    """btv1b8626772v f20 scanned darker or noisier: the page's left text column is dark
+    enough to seed, and one box took the column, the miniature beside it and the text
+    under it. Cut where set text runs, rows first, the column's lines filled half the
+    box's width and sliced the miniature across; it came out as a strip of its foot. A
+    column of text down the box's whole height is cut off first."""
+    page, preview = scanned(shared_data, "btv1b8626772v_f20.jpg", how)
+    kept = [r.box for r in F.find(preview).regions if r.kept]
+    matched = E.match(page.truth, kept)
+    assert len(matched) == len(kept) == 1, kept
+    assert matched[0][2] >= 0.65
+
+
 @pytest.mark.parametrize("background", ["dark", "grey", "white"])
 def test_a_chart_a_label_and_a_stamp_beside_the_page_give_no_crop(shared_data, background):
     from bench import composites, scans
