@@ -230,7 +230,9 @@ def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
     of the page's height on Wolfenbuttel page 9, the rule's fifth crossed or not as the
     scan's JPEG was saved), and glued the woodcut initial beside it into one box from the
     page's top: ``SIDE_SHADOW`` of the height is enough there when the shape lies almost
-    all (80%) in the side bands; no print does.
+    all (80%) in the side bands. Over the 579 shared pages ``bench.figure_eval`` reads
+    that takes 84 shapes more: page edges and shadows, and three bits of print on a
+    page's border (a map's island, a form's handwriting), none of which moved a verdict.
     """
     h, w = weak.shape
     n, lab, stats, _c = shapes  # components.with_stats of weak, which measure keeps
