@@ -215,15 +215,16 @@ def _weak_density(box: Box, ink: Ink) -> float:
     return float(ink.weak[y0:y1, x0:x1].mean())
 
 
-def _cut_zone(box: Box, ink: Ink, axis: int | None = None, then: bool = True) -> list[Box]:
+def _cut_zone(box: Box, ink: Ink, axis: int | None = None) -> list[Box]:
     """The parts of a box between bands of set text two lines deep or more, rows first,
-    then each part's columns (``then``); columns first where a column of text runs down
-    the box's whole height (``_text_column``).
+    then each part's columns; columns first where a column of text runs down the box's
+    whole height (``_text_column``). ``axis``: the one to cut along, on the second pass.
 
     A woodcut set tight against its text, or an initial under it, joins the picture's
     shape; the text's rhythm tells where the picture ends. A part with no ink but text
     goes; a box that is all text stays whole, to be judged as a text block.
     """
+    first = axis is None
     if axis is None:
         axis = 0 if _text_column(box, ink) else 1
     x0, y0, x1, y1 = box
@@ -231,14 +232,14 @@ def _cut_zone(box: Box, ink: Ink, axis: int | None = None, then: bool = True) ->
     band = max(2, int(2.5 * ink.th))
     edges = runs(texty, band)
     if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
-        return _cut_zone(box, ink, 1 - axis, then=False) if then else [box]
+        return _cut_zone(box, ink, 1 - axis) if first else [box]
     cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
     out = []
     for lo, hi in zip(cuts[::2], cuts[1::2], strict=True):
         cell = (x0, y0 + lo, x1, y0 + hi) if axis == 1 else (x0 + lo, y0, x0 + hi, y1)
         part = tighten(cell, ink.weak & ~ink.text) if hi > lo else None
         if part is not None and _printed(part, ink):
-            out += _cut_zone(part, ink, 1 - axis, then=False) if then else [part]
+            out += _cut_zone(part, ink, 1 - axis) if first else [part]
     return out or [box]
 
 
