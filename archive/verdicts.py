@@ -132,12 +132,17 @@ def _pale_drawing(box: Box, ink: Ink) -> bool:
 
 
 def lettering(box: Box, ink: Ink) -> bool:
-    """A row of three or more glyphs of the box's height: a title line, not a picture."""
+    """A row of three or more glyphs of the box's height: a title line, not a picture.
+
+    A glyph has two holes at most, as ``title_letters`` counts them: the figures of a
+    small scene stood side by side are as tall, but hatched (4-9 holes each at preview
+    scale on a binarized page), and were taken for a title line.
+    """
     x0, y0, x1, y1 = box
     st = ink.stats[1:]
     h = y1 - y0
-    inside = st[within(st, box)]
-    tall = inside[(inside[:, 3] >= 0.5 * h) & (inside[:, 2] <= 1.6 * inside[:, 3])]
+    shaped = within(st, box) & (st[:, 3] >= 0.5 * h) & (st[:, 2] <= 1.6 * st[:, 3])
+    tall = st[[i for i in np.flatnonzero(shaped) if _holes(ink, i + 1) <= 2]].reshape(-1, 5)
     # three tall shapes side by side may be three small woodcuts; four rarely are
     need = 3 if h < 8 * ink.th else 4
     return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)

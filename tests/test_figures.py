@@ -122,6 +122,22 @@ def test_odd_inputs_return_a_list(image: Image.Image) -> None:
     assert F.figures(image) == [r for r in out if r.kept]
 
 
+@pytest.mark.parametrize("rows, seed", [((13, 52, 50), 1), ((13, 53, 51), 2)])
+def test_a_scene_of_three_standing_figures_is_no_title_line(shared_data: Path, rows, seed
+                                                             ) -> None:
+    """Chapbook 066's woodcut of three people, binarized in a row of three woodcuts set 8
+    text heights tall: its three figures are as tall as the box and side by side, like a
+    title line's letters, but hatched (4-9 holes each, a letter has two at most). Judged
+    lettering, the whole woodcut was lost (it was on a149857-5c19118)."""
+    from bench import composites
+
+    composites.DATA = shared_data
+    page = composites.sample("triple", "binarized", figure_rows=rows,
+                             page="feuerbach_recht_1801_0176", seed=seed)
+    found = F.figures(page.preview())
+    assert any(E.iou(page.boxes[0], r.box) >= 0.8 for r in found)
+
+
 def test_a_binarized_page_keeps_its_woodcut(shared_data: Path) -> None:
     """The same woodcut, thresholded to 1 bit the way binarized books are, is still found."""
     from bench import composites
