@@ -135,8 +135,9 @@ def lettering(box: Box, ink: Ink) -> bool:
     """A row of three or more glyphs of the box's height: a title line, not a picture.
 
     A glyph has two holes at most, as ``title_letters`` counts them: the figures of a
-    small scene stood side by side are as tall, but hatched (4-9 holes each at preview
-    scale on a binarized page), and were taken for a title line.
+    small scene stood side by side are as tall, but hatched (a binarized chapbook
+    woodcut's three people: 1, 4 and 4 holes at preview scale), and were taken for a
+    title line.
     """
     x0, y0, x1, y1 = box
     st = ink.stats[1:]

@@ -127,8 +127,8 @@ def test_a_scene_of_three_standing_figures_is_no_title_line(shared_data: Path, r
                                                              ) -> None:
     """Chapbook 066's woodcut of three people, binarized in a row of three woodcuts set 8
     text heights tall: its three figures are as tall as the box and side by side, like a
-    title line's letters, but hatched (4-9 holes each, a letter has two at most). Judged
-    lettering, the whole woodcut was lost (it was on a149857-5c19118)."""
+    title line's letters, but hatched (two of them 4 holes, a letter has two at most).
+    Judged lettering, the whole woodcut was lost (it was on a149857-5c19118)."""
     from bench import composites
 
     composites.DATA = shared_data
