@@ -225,12 +225,11 @@ def _cut_zone(box: Box, ink: Ink, axis: int | None = None) -> list[Box]:
     goes; a box that is all text stays whole, to be judged as a text block.
     """
     first = axis is None
-    if axis is None:
+    if first:
         axis = 0 if _text_column(box, ink) else 1
     x0, y0, x1, y1 = box
     texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
-    band = max(2, int(2.5 * ink.th))
-    edges = runs(texty, band)
+    edges = runs(texty, _two_lines(ink))
     if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
         return _cut_zone(box, ink, 1 - axis) if first else [box]
     cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
@@ -250,7 +249,13 @@ def _text_column(box: Box, ink: Ink) -> bool:
     half the box's width (btv1b8626772v f20 darker or noisier)."""
     x0, y0, x1, y1 = box
     full = ink.zone[y0:y1, x0:x1].mean(axis=0) >= TEXT_COLUMN
-    return bool(runs(full, max(2, int(2.5 * ink.th))))
+    return bool(runs(full, _two_lines(ink)))
+
+
+def _two_lines(ink: Ink) -> int:
+    """Pixels of set text two lines deep (or a column two lines wide): a band of text
+    that ``_cut_zone`` cuts at, and a column that makes ``_text_column``."""
+    return max(2, int(2.5 * ink.th))
 
 
 def _printed(box: Box, ink: Ink) -> bool:

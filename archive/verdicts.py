@@ -143,7 +143,7 @@ def lettering(box: Box, ink: Ink) -> bool:
     st = ink.stats[1:]
     h = y1 - y0
     shaped = within(st, box) & (st[:, 3] >= 0.5 * h) & (st[:, 2] <= 1.6 * st[:, 3])
-    tall = st[[i for i in np.flatnonzero(shaped) if _holes(ink, i + 1) <= 2]].reshape(-1, 5)
+    tall = st[[i for i in np.flatnonzero(shaped) if _holes(ink, i + 1) <= 2]]
     # three tall shapes side by side may be three small woodcuts; four rarely are
     need = 3 if h < 8 * ink.th else 4
     return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
