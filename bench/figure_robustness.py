@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 from collections.abc import Callable
 
 import cv2
@@ -203,11 +204,20 @@ FRAMES = {f"on a bed {k:g}x its size": (_on_bed(k), 90, _bed_box(k))
 
 def way(name: str) -> tuple[Change | None, int, Callable[[Box, int, int], Box] | None]:
     """A change by its name: one of the shipped ones, or of those a flag adds (FOCUS,
-    GUTTERS, FRAMES), so a test asks for any of them by name alone."""
+    GUTTERS, FRAMES), or any skew as ``--skew`` names it ("skew 0.75 deg"), so a test
+    asks for any of them by name alone."""
     for ways in (CHANGES, FOCUS, GUTTERS, FRAMES):
         if name in ways:
             return ways[name]
+    skew = re.fullmatch(r"skew (-?[0-9.]+) deg", name)
+    if skew:
+        return _skewed(float(skew.group(1)))
     raise KeyError(name)
+
+
+def _skewed(deg: float) -> tuple[Change, int, Callable[[Box, int, int], Box]]:
+    """The change that skews a scan ``deg`` degrees, as the shipped skews are made."""
+    return _skew(deg), 90, _skew_box(deg)
 
 
 def rescan(data: bytes, name: str) -> bytes:
@@ -326,7 +336,7 @@ def main() -> None:
         key, value = kv.split("=")
         F.PARAMS[key] = float(value)
     for deg in args.skew:
-        CHANGES[f"skew {deg:g} deg"] = (_skew(deg), 90, _skew_box(deg))
+        CHANGES[f"skew {deg:g} deg"] = _skewed(deg)
     if args.focus:
         CHANGES.update(FOCUS)
     if args.gutter:

@@ -214,23 +214,10 @@ def test_the_folds_shadow_is_not_glued_to_the_initial_beside_it(shared_data, qua
 def test_a_tailpiece_scanned_a_little_askew_is_still_an_ornament(shared_data, how):
     """bpt6k6258473t f37's tailpiece (a basket of fruit, labelled an ornament) is an
     ornament, never a crop, on the page as published and scanned 0.75 degrees askew."""
-    page, _ = early(shared_data, "bpt6k6258473t_f37.jpg")
-    data = (shared_data / page.name).read_bytes()
-    if how != "as published":
-        data = _skewed(data, float(how.split()[1]))
-    found = F.find(E.jpeg_preview(data)).regions
+    _page, preview = scanned(shared_data, "bpt6k6258473t_f37.jpg", how)
+    found = F.find(preview).regions
     assert not [r for r in found if r.kept]
     assert [r for r in found if r.reason == "ornament" and 0.45 < r.box[1] < 0.55]
-
-
-def _skewed(data: bytes, deg: float) -> bytes:
-    """The scan turned ``deg`` degrees as bench/figure_robustness.py's skews turn it."""
-    from bench import figure_robustness as R
-
-    buf = io.BytesIO()
-    a = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
-    Image.fromarray(R._skew(deg)(a)).save(buf, "JPEG", quality=90)
-    return buf.getvalue()
 
 
 @pytest.mark.parametrize("how", ["darker (gamma 1.6)", "sensor noise"])
