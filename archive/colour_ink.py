@@ -96,7 +96,8 @@ def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
         ink = mask[y:y + bh, x:x + bw] & (filled > 0)
         box_ab = ab[:, y:y + bh, x:x + bw]
         painted = float(vivid(ink, box_ab).mean()) > STAMP_VIVID
-        if not painted and _oval(filled > 0) and _one_hue(box_ab[:, ink]):
+        cut = (x == 0, y == 0, x + bw == w, y + bh == h)
+        if not painted and _oval(filled > 0, cut) and _one_hue(box_ab[:, ink]):
             out.append((x, y, x + bw, y + bh))
     return out
 
@@ -109,15 +110,51 @@ def _one_hue(ab: np.ndarray) -> bool:
     return float(np.hypot(np.cos(angle).mean(), np.sin(angle).mean())) >= ONE_HUE
 
 
-def _oval(blob: np.ndarray) -> bool:
+def _oval(blob: np.ndarray, cut: tuple[bool, bool, bool, bool] = (False,) * 4) -> bool:
     """The filled blob is the ellipse inscribed in its box: hardly anything outside it (a
-    square has a fifth in its corners), most of it covered."""
+    square has a fifth in its corners), most of it covered. A blob cut by the image's
+    edge (``cut``: left, top, right, bottom) has lost part of its box, so its own outline
+    away from the cut is fitted too: a stamp half off the page is still round."""
     h, w = blob.shape
     yy, xx = np.ogrid[:h, :w]
     inside = ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1.0
+    fitted = _fitted_ellipse(blob, cut) if any(cut) else None
+    return any(_fills(blob, ell) for ell in (inside, fitted) if ell is not None)
+
+
+def _fills(blob: np.ndarray, ellipse: np.ndarray) -> bool:
     area = float(blob.sum())
-    return (float(blob[~inside].sum()) <= OUTSIDE_ELLIPSE * area
-            and float(blob[inside].sum()) >= 0.65 * float(inside.sum()))
+    return (float(blob[~ellipse].sum()) <= OUTSIDE_ELLIPSE * area
+            and float(blob[ellipse].sum()) >= 0.65 * float(ellipse.sum()))
+
+
+def _fitted_ellipse(blob: np.ndarray, cut: tuple[bool, bool, bool, bool]) -> np.ndarray | None:
+    """The ellipse fitted to the blob's outline where no edge cut it, within its box."""
+    h, w = blob.shape
+    contours, _h = cv2.findContours(blob.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                    cv2.CHAIN_APPROX_NONE)
+    pts = np.concatenate(contours).reshape(-1, 2) if contours else np.zeros((0, 2), int)
+    keep = np.ones(len(pts), bool)
+    for side, (axis, at) in zip(cut, ((0, 0), (1, 0), (0, w - 1), (1, h - 1)), strict=True):
+        if side:
+            keep &= np.abs(pts[:, axis] - at) > 1
+    if keep.sum() < 12:
+        return None
+    (cx, cy), (a, b), angle = cv2.fitEllipse(pts[keep].astype(np.float32))
+    if not min(a, b) > 0 or max(a, b) > 1.7 * min(a, b):
+        return None
+    # where no edge cut the blob, its box is the ellipse's: a square's sides fit one
+    # that bulges past them
+    t = np.radians(angle)
+    half_w = np.hypot(a / 2 * np.cos(t), b / 2 * np.sin(t))
+    half_h = np.hypot(a / 2 * np.sin(t), b / 2 * np.cos(t))
+    tol = max(2.0, 0.05 * max(h, w))
+    past = (-(cx - half_w), -(cy - half_h), cx + half_w - (w - 1), cy + half_h - (h - 1))
+    if any(not side and over > tol for side, over in zip(cut, past, strict=True)):
+        return None
+    out = np.zeros((h, w), np.uint8)
+    cv2.ellipse(out, ((cx, cy), (a, b), angle), 1, thickness=-1)
+    return out > 0
 
 
 def rubrics(mask: np.ndarray, th: float) -> np.ndarray:

@@ -64,7 +64,7 @@ from archive.page_ink import (
     text_height,
 )
 from archive.picture_boxes import candidate_boxes
-from archive.text_rhythm import GLYPH_H, glyph_mask, text_zone
+from archive.text_rhythm import glyph_mask, text_zone
 from archive.verdicts import STAMP_BOX, UNPRINTED, Region, judge, padded, title_letters
 
 __all__ = ["DEFAULT_MIN_AREA", "KINDS", "NEVER_KEPT", "OUTCOME_REASONS", "PARAMS", "PREVIEW_SIDE",
@@ -110,11 +110,8 @@ _MIN_SIDE = 16  # px: smaller previews have no readable layout
 # DTA, OCR-D and ufal pages one tiny typed sheet (167 px wide) measured 0.148
 SIDEWAYS = 0.03
 # a page whose lines run this many degrees askew is read turned level (the finder reads
-# lines across the page); the angle is looked for among these, from this many glyphs
-# (a title page of big letters has 60-120), and taken when the glyphs' bottoms pile up
-# this much more there than level: skewed text pages measured 1.24-2.2 (most over 1.37),
-# pages whose text runs down (turned, too little text to tell) 1.03-1.21
-SKEW_LEVEL, SKEW_ANGLES, SKEW_GLYPHS, SKEW_SURE = 2.0, np.arange(-6.0, 6.01, 0.25), 150, 1.3
+# lines across the page; the angle: ``page_skew``)
+SKEW_LEVEL = 2.0
 # A page whose long side in the preview is under this share of PREVIEW_SIDE (a small book
 # on a copy stand's bed, a library's label bar under the page) is read again from a finer
 # decode of its own area. The rules were written on pages of 360-420 px; the early books
@@ -234,22 +231,8 @@ def _look(page: Image.Image, min_area: float, scale: float = 1.0,
 
 def _skew(ink: Ink) -> float:
     """The angle (degrees, as ``cv2.getRotationMatrix2D`` takes it) that levels the
-    page's lines: the one at which the glyphs' bottoms pile up on the fewest heights."""
-    st = ink.stats[1:]
-    glyph = (st[:, 3] <= GLYPH_H * ink.th) & (st[:, 3] >= 2) & (st[:, 4] >= 4)
-    if glyph.sum() < SKEW_GLYPHS:
-        return 0.0
-    x = st[glyph, 0] + st[glyph, 2] / 2.0
-    y = (st[glyph, 1] + st[glyph, 3]).astype(np.float64)
-    best, level, flat = -1.0, 0.0, 0.0
-    for a in SKEW_ANGLES:
-        t = np.deg2rad(a)
-        heights = np.round(y * np.cos(t) - x * np.sin(t))
-        piled = float((np.bincount((heights - heights.min()).astype(np.int64)) ** 2).sum())
-        flat = piled if a == 0 else flat
-        if piled > best:
-            best, level = piled, float(a)
-    return level if best >= SKEW_SURE * flat else 0.0
+    page's lines (``page_skew``)."""
+    return ink.skew
 
 
 def _levelled_back(found: Finding, turn: np.ndarray, size: tuple[int, int]) -> Finding:

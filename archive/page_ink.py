@@ -18,6 +18,7 @@ import numpy as np
 from archive import charts, components, levels
 from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
 from archive.page_extent import WHOLE, Extent
+from archive.page_skew import skew_angle
 from archive.text_rhythm import glyph_mask, text_zone
 
 # Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
@@ -95,6 +96,11 @@ class Ink:
         big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
                          np.ones((3, 3), np.uint8)) > 0
         return self.weak & ~_rules(self.weak, self.th) & ((self.zone & ~big) | self.rubric)
+
+    @cached_property
+    def skew(self) -> float:
+        """How far askew the page's lines run (``page_skew``), asked of a page with a box."""
+        return skew_angle(self.stats, self.th)
 
     @cached_property
     def darkest(self) -> int:

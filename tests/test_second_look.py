@@ -21,13 +21,14 @@ def page_named(shared_data, name: str) -> E.Page:
 
 
 def test_an_initial_one_preview_size_makes_a_picture_is_taken_back(shared_data):
-    """bpt6k1521441j f40 (a decorative page, no picture) at a 420 px preview: its upper
+    """bpt6k1521441j f40 (a decorative page, no picture) at a 600 px preview: its upper
     cadel (a letter drawn in flourishes, the text running on beside it) passes as a
     picture at that preview's text height, its lines beside it too few for its height;
-    at 1.25 times the preview it is an initial, so no crop is left. (At half resolution,
-    this test's page before, the first look now calls it an initial itself: ``_hung``.)"""
+    at 1.25 times the preview it is an initial, so no crop is left. (At 420 px and at
+    half resolution, this test's page before, the first look now calls it an initial
+    itself: ``ornaments._hung``.)"""
     preview = figure_scales.at_side(
-        page_named(shared_data, "bpt6k1521441j_bpt6k1521441j_f40.jpg"), 420)
+        page_named(shared_data, "bpt6k1521441j_bpt6k1521441j_f40.jpg"), 600)
     first = [r for r in F._look(preview, F.DEFAULT_MIN_AREA).regions if r.kept]
     assert len(first) == 1 and area(first[0].box) < S.DOUBT_AREA
     found = F.find(preview).regions

@@ -57,3 +57,16 @@ def test_the_skew_is_read_from_the_glyphs_bottoms(shared_data):
         assert abs(F._skew(F._analyse(preview)[0]) - (own - deg)) <= 0.5
     _, title, _ = skewed(shared_data, "btv1b8626243d_f9.jpg", 5.0)
     assert F._skew(F._analyse(title)[0]) == 0.0
+
+
+@pytest.mark.parametrize("deg", [0.75, 1.5])
+def test_woodcuts_set_edge_to_edge_a_little_askew_are_each_a_crop(shared_data, deg):
+    """Moreno 119_1's three woodcuts in a row, parted by channels of paper a pixel or two
+    wide at preview scale. Under the 2 degrees at which a page is read level, a skew
+    turns each channel across a column or two, and ink crossed every column: two of the
+    woodcuts were one crop. Read sheared by the page's own skew too, each is its crop."""
+    _, preview, truth = skewed(shared_data, "Moreno_119_1.jpg", deg)
+    kept = [r.box for r in F.find(preview).regions if r.kept]
+    matched = E.match(truth, kept)
+    assert len(matched) == len(truth) == len(kept) == 3
+    assert min(iou for _, _, iou in matched) >= 0.7
