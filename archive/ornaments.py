@@ -63,18 +63,29 @@ def _mirror_corr(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]
     does not count. A scan is seldom square to the page: a shape turned by an angle has
     its mirror turned by twice that, so with ``turned`` (a ``_turnable`` box) it is also
     compared with its mirror turned by ``MIRROR_TURNS``, and the best is its symmetry."""
-    x0, y0, x1, y1 = box
-    d = ink.d[y0:y1, x0:x1].astype(np.float32)
-    if min(d.shape) > 4:
-        d = cv2.GaussianBlur(d, (0, 0), ink.px)
+    d = _blurred(box, ink)
     lr, ud = d[:, ::-1], d[::-1, :]
     if not turned:
         return corr(d, lr), corr(d, ud)
     h, w = d.shape
-    turns = [cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), a, 1.0) for a in MIRROR_TURNS]
-    return tuple(max([corr(d, m)] + [corr(d, cv2.warpAffine(m, t, (w, h),
-                                                              borderMode=cv2.BORDER_REPLICATE))
-                                      for t in turns]) for m in (lr, ud))
+    middle = ((w - 1) / 2, (h - 1) / 2)
+    return _turned_corr(d, lr, middle), _turned_corr(d, ud, middle)
+
+
+def _blurred(box: Box, ink: Ink) -> np.ndarray:
+    """The box's darkness blurred by a ``WORK_SIDE`` pixel (a speck's is left as it is)."""
+    x0, y0, x1, y1 = box
+    d = ink.d[y0:y1, x0:x1].astype(np.float32)
+    return cv2.GaussianBlur(d, (0, 0), ink.px) if min(d.shape) > 4 else d
+
+
+def _turned_corr(d: np.ndarray, mirror: np.ndarray, axis: tuple[float, float]) -> float:
+    """The best correlation of ``d`` with its ``mirror`` as it is and turned by
+    ``MIRROR_TURNS`` about ``axis`` (the mirror's centre, x and y)."""
+    h, w = d.shape
+    return max([corr(d, mirror)] + [
+        corr(d, cv2.warpAffine(mirror, cv2.getRotationMatrix2D(axis, a, 1.0), (w, h),
+                               borderMode=cv2.BORDER_REPLICATE)) for a in MIRROR_TURNS])
 
 
 def _vignette_mirror(box: Box, ink: Ink) -> float:
@@ -84,19 +95,15 @@ def _vignette_mirror(box: Box, ink: Ink) -> float:
     middle misses its lines (bpt6k6258473t f37 0.75° askew: 0.41, moved 0.52). Asked by
     the vignette rule alone: moved everywhere, or by two pixels, it took pictures of
     ufal's pages for ornaments (README, small skews)."""
-    x0, y0, x1, y1 = box
     best = symmetry(box, ink)[0]
-    if x1 - x0 <= 4 or not _turnable(box, ink):
+    if not _turnable(box, ink):
         return best
-    d = cv2.GaussianBlur(ink.d[y0:y1, x0:x1].astype(np.float32), (0, 0), ink.px)
+    d = _blurred(box, ink)
     h, w = d.shape
     for dx in (-1.0, 1.0):
-        lr = cv2.warpAffine(d[:, ::-1].copy(), np.float32([[1, 0, dx], [0, 1, 0]]), (w, h),
-                            borderMode=cv2.BORDER_REPLICATE)
-        c = ((w - 1 + dx) / 2, (h - 1) / 2)
-        best = max([best, corr(d, lr)] + [corr(d, cv2.warpAffine(
-            lr, cv2.getRotationMatrix2D(c, a, 1.0), (w, h), borderMode=cv2.BORDER_REPLICATE))
-            for a in MIRROR_TURNS])
+        moved = cv2.warpAffine(d[:, ::-1].copy(), np.float32([[1, 0, dx], [0, 1, 0]]), (w, h),
+                               borderMode=cv2.BORDER_REPLICATE)
+        best = max(best, _turned_corr(d, moved, ((w - 1 + dx) / 2, (h - 1) / 2)))
     return best
 
 
