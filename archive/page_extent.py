@@ -116,12 +116,14 @@ def find(pixels: np.ndarray) -> Extent:
         return Extent(WHOLE)
     x0, y0, x1, y1 = box
     return Extent((x0 / w, y0 / h, x1 / w, y1 / h),
-                  [(a / w, b / h, c / w, d / h) for a, b, c, d in beside])
+                  [(a / w, b / h, c / w, d / h) for thing in beside for a, b, c, d in thing])
 
 
-def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+def _outside(lab: np.ndarray, box: tuple[int, int, int, int]
+             ) -> list[list[tuple[int, int, int, int]]]:
     """Things on the background: patches outside the page unlike the background's colour
-    (the median of the image's outer rim), each 0.2% of the image or more."""
+    (the median of the image's outer rim), each 0.2% of the image or more, each as its
+    pieces on the page's four sides (``_sides``)."""
     h, w = lab.shape[:2]
     x0, y0, x1, y1 = box
     if (x0, y0, x1, y1) == (0, 0, w, h):
@@ -130,9 +132,25 @@ def _outside(lab: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int,
     diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > 40
     diff[y0:y1, x0:x1] = False
     mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    _n, _lab, stats, _c = components.with_stats(mask, connectivity=8)
-    return [(x, y, x + bw, y + bh) for x, y, bw, bh, a in stats[1:].tolist()
-            if a >= 0.002 * h * w]
+    n, labels, stats, _c = components.with_stats(mask, connectivity=8)
+    return [_sides(labels == i, box) for i in range(1, n) if stats[i, 4] >= 0.002 * h * w]
+
+
+def _sides(thing: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+    """A thing's boxes above, below, left and right of the page: one strip that runs
+    round the page's corner (a shadow down its side and under it) boxed whole takes in
+    the page (Moreno 285_1: 95% of it). Its biggest piece at least, and any other piece
+    of 20% of it or more."""
+    h, w = thing.shape
+    x0, y0, x1, y1 = box
+    pieces = []
+    for sx0, sy0, sx1, sy1 in ((0, 0, w, y0), (0, y1, w, h), (0, y0, x0, y1), (x1, y0, w, y1)):
+        ys, xs = np.nonzero(thing[sy0:sy1, sx0:sx1])
+        if len(xs):
+            pieces.append((len(xs), (sx0 + int(xs.min()), sy0 + int(ys.min()),
+                                     sx0 + int(xs.max()) + 1, sy0 + int(ys.max()) + 1)))
+    most = max(n for n, _b in pieces)
+    return [b for n, b in pieces if n >= 0.2 * most]
 
 
 def _rgb(img: Image.Image) -> np.ndarray | None:

@@ -15,6 +15,7 @@ from PIL import Image
 
 from archive import figures as F
 from archive import resize
+from archive.boxes import area, shared
 from archive.ornaments import small_ornament
 from archive.page_extent import page_extent
 from bench import figure_eval as E
@@ -172,6 +173,20 @@ def test_the_wolfenbuettel_page_drops_its_chart_label_and_facing_page(shared_dat
     assert len(kept) == 1 and E.iou(kept[0].box, page.truth[0]) >= 0.8
     assert any(r.reason == "outside_page" and r.box[1] >= found.page[3] - 0.01
                for r in found.regions)
+
+
+@pytest.mark.parametrize("name", ["Moreno_285_1.jpg", "Moreno_142_1.jpg"])
+def test_what_lies_outside_the_page_is_listed_outside_it(shared_data, name):
+    """A shadow down the page's side and under it is one strip round the page's corner;
+    boxed whole, its box took in the page (Moreno 285_1: 95% of it lay on the page) and
+    the manifest listed half the page as outside it. Each side's piece is listed alone."""
+    E.DATA = shared_data
+    page = next(p for p in E.moreno_pages() if p.name.endswith(name))
+    found = F.find(E.load_preview(shared_data / page.name))
+    outside = [r.box for r in found.regions if r.reason == "outside_page"]
+    assert outside and found.page != (0.0, 0.0, 1.0, 1.0)
+    for b in outside:
+        assert shared(b, found.page) <= 0.1 * area(b), (b, found.page)
 
 
 def test_an_initial_set_at_the_fold_leaves_the_facing_page_outside(shared_data):
