@@ -271,12 +271,17 @@ def ornament(box: Box, ink: Ink, turned: bool = True) -> bool:
     aspect = bw / max(1, bh)
     if aspect > 3 or aspect < 0.25:
         return True
-    lr, ud = symmetry(box, ink, turned)
-    # a frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
-    # holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways
-    if (min(lr, ud) > FRAME_SYM[0]
-            and min(symmetry(_inset(box, 1 / 8), ink, turned)) > FRAME_SYM[1]):
+    if frame_like(box, ink, turned):
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
-    return lr > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
+    return symmetry(box, ink, turned)[0] > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
+
+
+def frame_like(box: Box, ink: Ink, turned: bool = True) -> bool:
+    """A frame is symmetric both ways, and so is a fleuron or a cartouche (a frame that
+    holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways.
+    ``turned`` as in ``symmetry``."""
+    lr, ud = symmetry(box, ink, turned)
+    return (min(lr, ud) > FRAME_SYM[0]
+            and min(symmetry(_inset(box, 1 / 8), ink, turned)) > FRAME_SYM[1])

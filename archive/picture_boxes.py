@@ -9,13 +9,14 @@ glued on by show-through is trimmed off its edge.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import cv2
 import numpy as np
 
 from archive import components
-from archive.ornaments import FRAMED, ornament, symmetry
+from archive.ornaments import FRAMED, frame_like, framed, ornament, symmetry
 from archive.page_ink import PARAMS, Box, Ink, intersection, runs, tighten
 from archive.picture_frames import unframed
 from archive.verdicts import big_share, lettering, photo
@@ -29,6 +30,10 @@ BORDER = 0.2
 # a box's column of set text runs down this share of its rows: a page's column beside a
 # picture, cut off first (``_text_column``)
 TEXT_COLUMN = 0.8
+# two boxes side by side share this share of the lower one's height; the halves of a
+# broken frame have its lines across this share of the gap between them, top and bottom
+# (Moreno 279_4's cartouche 0.75 degrees askew: 0.53; at 375-700 px as published 0.52-0.62)
+ROW, GAP_CROSSED = 0.8, 0.5
 
 
 def candidate_boxes(ink: Ink) -> list[Box]:
@@ -48,6 +53,7 @@ def candidate_boxes(ink: Ink) -> list[Box]:
              if _band(b) and a >= 0.3 * bw * bh and _border_wide(b, ink.shape)]
     boxes = _merge(boxes, g)
     boxes = _absorb(boxes, ink.stats[1:], g)
+    boxes = _mended_frames(boxes, ink)
     h, w = ink.full
     out: list[Box] = []
     for b in boxes:
@@ -98,6 +104,42 @@ def _page_frame(seeds: np.ndarray) -> np.ndarray:
     np.fill_diagonal(inside, False)
     fills = inside & ((w * h)[None, :] >= 0.6 * (w * h)[:, None])
     return (a < 0.1 * w * h) & (inside.sum(axis=1) >= 2) & ~fills.any(axis=1)
+
+
+def _mended_frames(boxes: list[Box], ink: Ink) -> list[Box]:
+    """Boxes with the two halves of a broken frame made one (``_one_frame``), over and
+    over: a cartouche's thin lines, broken on the scan, leave its halves two seeds, each
+    no ornament alone (Moreno 279_4's "FIN." cartouche 0.75 degrees askew: two crops)."""
+    out = list(boxes)
+    while True:
+        pair = next((p for p in itertools.combinations(out, 2) if _one_frame(*p, out, ink)),
+                    None)
+        if pair is None:
+            return out
+        out = [b for b in out if b not in pair] + [_union(*pair)]
+
+
+def _one_frame(a: Box, b: Box, boxes: list[Box], ink: Ink) -> bool:
+    """Two boxes side by side in one row (sharing ``ROW`` of the lower one's height),
+    their gap crossed at both ends (``_crossed``) in ``GAP_CROSSED`` of its columns and
+    no other box in their union, which is no framed picture (``ornaments.framed``) and is
+    symmetric both ways as a cartouche is (``ornaments.frame_like``, its mirrors as
+    scanned). Two woodcuts in a row have bare paper between them; blocks that one frame
+    holds (bpt6k533863 p12's scene and tower) are a picture, whatever its mirrors say."""
+    left, right = sorted((a, b))
+    low = min(a[3] - a[1], b[3] - b[1])
+    if right[0] <= left[2] or min(a[3], b[3]) - max(a[1], b[1]) < ROW * low:
+        return False
+    u = _union(a, b)
+    if any(c not in (a, b) and intersection(c, u) > 0 for c in boxes):
+        return False
+    gap = ink.weak[u[1]:u[3], left[2]:right[0]]
+    return (float(_crossed(gap, ink, 0).mean()) >= GAP_CROSSED
+            and not framed(u, ink) and frame_like(u, ink, turned=False))
+
+
+def _union(a: Box, b: Box) -> Box:
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
 
 
 def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:
@@ -399,7 +441,8 @@ def _channels(box: Box, ink: Ink, axis: int) -> list[int]:
     whose lines read 1.75 degrees askew)."""
     x0, y0, x1, y1 = box
     d, weak = ink.d[y0:y1, x0:x1], ink.weak[y0:y1, x0:x1]
-    cuts = _channels_in(d, weak, ink, axis)
+    tied = framed(box, ink)
+    cuts = _channels_in(d, weak, ink, axis, tied)
     if not ink.skew:
         return cuts
     h, w = d.shape
@@ -409,18 +452,20 @@ def _channels(box: Box, ink: Ink, axis: int) -> list[int]:
     sheared = _channels_in(
         cv2.warpAffine(np.ascontiguousarray(d), shear, (w, h), flags=cv2.INTER_NEAREST),
         cv2.warpAffine(weak.astype(np.uint8), shear, (w, h), flags=cv2.INTER_NEAREST) > 0,
-        ink, axis)
+        ink, axis, tied)
     return sheared if len(sheared) > len(cuts) else cuts
 
 
-def _channels_in(d: np.ndarray, weak: np.ndarray, ink: Ink, axis: int) -> list[int]:
+def _channels_in(d: np.ndarray, weak: np.ndarray, ink: Ink, axis: int,
+                 tied: bool = False) -> list[int]:
     """Offsets of the channels across a box's darkness ``d`` and weak ink, one per run of
     qualifying columns (or rows).
 
     A channel's darkness is a small fraction of the box's median column, and little
     faint ink crosses it: a scene's pale sky is darker than that relative to its own
     picture, so it stays whole. All channels are found at once, against the same
-    median, so a row of three woodcuts is judged as a row.
+    median, so a row of three woodcuts is judged as a row. In a framed box (``tied``), a
+    line inked at both of its ends is no channel (``_crossed``).
     """
     dark = np.where(d >= 0.25 * ink.t, d, 0).astype(np.float32)
     span, length = d.shape if axis == 0 else d.shape[::-1]
@@ -432,6 +477,8 @@ def _channels_in(d: np.ndarray, weak: np.ndarray, ink: Ink, axis: int) -> list[i
     rel = prof / max(1e-6, float(np.median(prof)))
     pw = weak.sum(axis=axis) / span
     ok = (rel <= 0.2) & (pw <= 0.08)
+    if tied:
+        ok &= ~_crossed(weak, ink, axis)
     ok[:margin] = ok[length - margin:] = False
     cuts: list[int] = []
     run: list[int] = []
@@ -443,6 +490,22 @@ def _channels_in(d: np.ndarray, weak: np.ndarray, ink: Ink, axis: int) -> list[i
             run = []
         run.append(i)
     return cuts
+
+
+def _crossed(weak: np.ndarray, ink: Ink, axis: int) -> np.ndarray:
+    """Which lines across the box (columns for ``axis`` 0, rows for 1) have ink within a
+    text height of both of their ends. In a framed box (``ornaments.framed``) that ink is
+    its frame, or a ground drawn to it: a clean gap it runs across is inside one picture
+    (Moreno 122_1: a curtain's edge on bare paper, from the top frame line down to the
+    floor, split its woodcut in two at 470 and 520 px and under 4 of the robustness
+    bench's scans). Two framed woodcuts side by side have a gap of paper between their
+    frames, at their ends too. Framed only: a box grown over the page's edge and its
+    text (a page extent lost to sensor noise) has that edge's line at one end of a clean
+    gap and a line of text at the other."""
+    e = max(3, math.ceil(ink.th))
+    if axis == 0:
+        return weak[:e].any(axis=0) & weak[-e:].any(axis=0)
+    return weak[:, :e].any(axis=1) & weak[:, -e:].any(axis=1)
 
 
 def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]:

@@ -146,3 +146,44 @@ def test_a_binarized_page_keeps_its_woodcut(shared_data: Path) -> None:
     page = composites.sample("inline", "binarized", figure_rows=(2,))
     found = F.figures(page.preview())
     assert len(found) == 1 and E.iou(page.boxes[0], found[0].box) >= 0.8
+
+
+@pytest.mark.parametrize("scan", ["470 px", "520 px", "re-encoded, JPEG 90", "grey",
+                                  "cool white balance", "double resolution"])
+def test_a_framed_woodcut_with_a_clean_gap_down_it_is_one_crop(shared_data, scan):
+    """Moreno 122_1's woodcut: a curtain's edge against bare paper leaves a column clean
+    from the top frame line down to the floor. Taken for a channel between two woodcuts,
+    it split the picture in two crops (its left fifth alone) at these sizes and scans; the
+    frame and the floor running across it tie it into one."""
+    from bench import figure_robustness as R
+    from bench.figure_scales import at_side
+
+    E.DATA = R.DATA = shared_data
+    page = next(p for p in E.moreno_pages() if p.name.endswith("Moreno_122_1.jpg"))
+    if scan.endswith(" px"):
+        preview = at_side(page, int(scan.split()[0]))
+        found = F.find(preview, closer=page.closer())
+    else:
+        data = R.rescan((shared_data / page.name).read_bytes(), scan)
+        found = F.find(R.scan_preview(data), closer=lambda side: R.scan_preview(data, side))
+    kept = [r.box for r in found.regions if r.kept]
+    assert len(kept) == 1 and E.iou(kept[0], page.truth[0]) >= 0.9, kept
+
+
+@pytest.mark.parametrize("deg", [0.75, -0.75])
+def test_a_cartouche_whose_frame_broke_on_the_scan_is_one_ornament(shared_data, deg):
+    """Moreno 279_4's "FIN." cartouche, scanned a little askew: its thin scroll lines
+    break, its halves are two shapes, and neither alone is symmetric: two crops. The
+    frame's lines still cross the gap between them, and the two together are mirrored
+    both ways, as a frame is: one ornament, and the page has no crop."""
+    from bench import figure_robustness as R
+
+    E.DATA = R.DATA = shared_data
+    way = f"skew {deg:g} deg"
+    R.CHANGES.setdefault(way, (R._skew(deg), 90, R._skew_box(deg)))
+    page = next(p for p in E.moreno_pages() if p.name.endswith("Moreno_279_4.jpg"))
+    data = R.rescan((shared_data / page.name).read_bytes(), way)
+    found = F.find(R.scan_preview(data), closer=lambda side: R.scan_preview(data, side))
+    assert not page.truth and not [r for r in found.regions if r.kept]
+    cartouche = [r for r in found.regions if r.reason == "ornament"]
+    assert len(cartouche) == 1 and cartouche[0].box[2] - cartouche[0].box[0] > 0.55
