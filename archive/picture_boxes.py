@@ -32,7 +32,7 @@ BORDER = 0.2
 TEXT_COLUMN = 0.8
 # two boxes side by side share this share of the lower one's height; the halves of a
 # broken frame have its lines across this share of the gap between them, top and bottom
-# (Moreno 279_4's cartouche 0.75 degrees askew: 0.53; at 375-700 px as published 0.52-0.62)
+# (Moreno 279_4's cartouche -0.75 degrees askew: 0.53; at 375-700 px as published 0.52-0.62)
 ROW, GAP_CROSSED = 0.8, 0.5
 
 
@@ -190,7 +190,7 @@ def _merge(boxes: list[Box], g: int = 1) -> list[Box]:
         for b in boxes:
             for i, o in enumerate(out):
                 if b[0] - g <= o[2] and o[0] - g <= b[2] and b[1] - g <= o[3] and o[1] - g <= b[3]:
-                    out[i] = (min(b[0], o[0]), min(b[1], o[1]), max(b[2], o[2]), max(b[3], o[3]))
+                    out[i] = _union(b, o)
                     changed = True
                     break
             else:
