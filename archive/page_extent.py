@@ -80,6 +80,7 @@ BED_DARKER, BED_EVEN, BED_SHARE = 60, 20, 0.8
 # so print in a shadow counts and the shadow does not); a line along the cut EDGE_LINE of
 # the side long is the page's edge, not print
 EDGE_LINE, PRINT_DARK = 0.1, 0.12
+DARK = 60  # levels under this are a cloth or a cover, never paper
 
 
 @dataclass(frozen=True)
@@ -169,20 +170,21 @@ def _closed_lab(rgb: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(closed, cv2.COLOR_RGB2LAB)
 
 
-def _paper_levels(light: np.ndarray) -> list[int]:
+def _paper_levels(light: np.ndarray, lit: bool = False) -> list[int]:
     """Lightness levels that are a local peak of the histogram and hold 5% of the pixels
-    (the four that hold most).
+    (the four that hold most); with ``lit``, 5% of those not dark (a small page on a dark
+    bed, ``_paper_patch``).
 
     Very dark levels are never paper: a cloth or a cover is what they are.
     """
     hist = np.bincount(light.ravel(), minlength=256).astype(np.float64)
-    mass = np.convolve(hist, np.ones(17), "same") / light.size
+    mass = np.convolve(hist, np.ones(17), "same") / (max(1.0, hist[DARK:].sum()) if lit else light.size)
     smooth = np.convolve(hist, np.ones(5) / 5, "same")
     # each level's neighbourhood max (4 either side) at once: a loop of 194 slices cost
     # 0.6 ms a page
     around = np.lib.stride_tricks.sliding_window_view(
         np.pad(smooth, 4, constant_values=-np.inf), 9).max(axis=1)
-    tones = np.arange(60, 254)
+    tones = np.arange(DARK, 254)
     peaks = tones[(smooth[tones] >= around[tones]) & (mass[tones] >= 0.05)].tolist()
     return sorted(sorted(peaks, key=lambda v: -mass[v])[:4])  # the four commonest
 
@@ -209,10 +211,15 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
     around the page, not its paper; unless it fills the image, which the page then
     does. A patch under a fifth of the image is no page (a page that is all picture): the
     whole image is safer than a guess, unless what lies round it is a bed (``_on_bed``).
+    A page under about a sixth of a dark bed holds no tone in 5% of the image, and its
+    tones are read among what is lit; a patch of one is a page only on a bed.
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
     tones, card = _paper_levels(lab[..., 0]), 0
+    small = not tones
+    if small:
+        tones = _paper_levels(lab[..., 0], lit=True)
     for level in tones[::-1]:  # brightest first: a card's tone is known below it
         mask = _near(lab, level)
         patch = _joined(mask)
@@ -230,7 +237,7 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
             best = (bw * bh, (x, y, x + bw, y + bh))
     if best is None or best[0] >= 0.98 * w * h:
         return None
-    if best[0] < 0.2 * w * h and not _on_bed(lab[..., 0], best[1]):
+    if (small or best[0] < 0.2 * w * h) and not _on_bed(lab[..., 0], best[1]):
         return None
     return best[1]
 

@@ -585,6 +585,25 @@ def test_a_page_under_a_fifth_of_its_scan_is_found_on_the_bed(shared_data):
         assert E.area(page_extent(slide)) >= 0.8, name
 
 
+@pytest.mark.parametrize("name", ["btv1b8626772v_f19.jpg", "bpt6k15223596_f28.jpg"])
+def test_a_page_a_ninth_of_its_scan_is_found_on_the_bed(shared_data, name):
+    """On a bed 3 times its size the page is a ninth of the image, and no tone of its
+    paper holds 5% of the image: the extent was the whole image, the miniature of f19
+    was cut with its text column and the text page f28 was one crop. Its tones are read
+    among what is lit, and its patch is a page because a bed lies round it."""
+    from bench import figure_robustness as R
+
+    page, _preview = early(shared_data, name)
+    way = "on a bed 3x its size"
+    data = R.rescan((shared_data / page.name).read_bytes(), way)
+    found = F.find(R.scan_preview(data), closer=lambda side: R.scan_preview(data, side))
+    true_page = R.truth_as(E.Page(page.name, page.group, [(0.0, 0.0, 1.0, 1.0)]), way)[0]
+    assert E.iou(found.page, true_page) >= 0.9
+    kept = [r.box for r in found.regions if r.kept]
+    truth = R.truth_as(page, way)
+    assert len(E.match(truth, kept)) == len(kept) == len(truth), kept
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
