@@ -178,7 +178,8 @@ def _paper_levels(light: np.ndarray, lit: bool = False) -> list[int]:
     Very dark levels are never paper: a cloth or a cover is what they are.
     """
     hist = np.bincount(light.ravel(), minlength=256).astype(np.float64)
-    mass = np.convolve(hist, np.ones(17), "same") / (max(1.0, hist[DARK:].sum()) if lit else light.size)
+    of = max(1.0, float(hist[DARK:].sum())) if lit else light.size
+    mass = np.convolve(hist, np.ones(17), "same") / of
     smooth = np.convolve(hist, np.ones(5) / 5, "same")
     # each level's neighbourhood max (4 either side) at once: a loop of 194 slices cost
     # 0.6 ms a page

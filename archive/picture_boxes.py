@@ -9,6 +9,7 @@ glued on by show-through is trimmed off its edge.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -34,6 +35,10 @@ TEXT_COLUMN = 0.8
 # broken frame have its lines across this share of the gap between them, top and bottom
 # (Moreno 279_4's cartouche -0.75 degrees askew: 0.53; at 375-700 px as published 0.52-0.62)
 ROW, GAP_CROSSED = 0.8, 0.5
+# A headpiece of cast ornaments: blocks in one row, each no deeper than HEAD_DEEP text
+# heights, HEAD_GAP text heights apart at most, with the pieces beside them in the same
+# row, make a band (three times as long as deep) that mirrors about its middle (HEAD_SYM)
+HEAD_DEEP, HEAD_GAP, HEAD_SYM = 8.0, 2.0, 0.5
 
 
 def candidate_boxes(ink: Ink) -> list[Box]:
@@ -54,6 +59,7 @@ def candidate_boxes(ink: Ink) -> list[Box]:
     boxes = _merge(boxes, g)
     boxes = _absorb(boxes, ink.stats[1:], g)
     boxes = _mended_frames(boxes, ink)
+    boxes = _headpieces(boxes, stats, ink)
     h, w = ink.full
     out: list[Box] = []
     for b in boxes:
@@ -136,6 +142,60 @@ def _one_frame(a: Box, b: Box, boxes: list[Box], ink: Ink) -> bool:
     gap = ink.weak[u[1]:u[3], left[2]:right[0]]
     return (float(_crossed(gap, ink, 0).mean()) >= GAP_CROSSED
             and not framed(u, ink) and frame_like(u, ink, turned=False))
+
+
+def _headpieces(boxes: list[Box], stats: np.ndarray, ink: Ink) -> list[Box]:
+    """Blocks in a row that make one headpiece, each row made one box: a band of cast
+    fleurons (repeated, or mirrored about its middle) whose stars and end pieces sit a
+    little apart leaves two or three of its blocks seeds, each judged alone, and one of
+    them read as an engraving (OCR-D bengel 1751 p7's band of fleurons)."""
+    th = ink.th
+    rows = _rows([b for b in boxes if b[3] - b[1] <= HEAD_DEEP * th], th)
+    out = list(boxes)
+    for row in rows:
+        band = _grown_row(functools.reduce(_union, row), stats, th)
+        bw, bh = band[2] - band[0], band[3] - band[1]
+        if bw > 3 * bh and symmetry(band, ink, turned=False)[0] > HEAD_SYM:
+            out = [b for b in out if _inside(b, band) < 0.8] + [band]
+    return out
+
+
+def _rows(boxes: list[Box], th: float) -> list[list[Box]]:
+    """Groups of two boxes or more chained side by side: sharing ``ROW`` of the lower's
+    height, ``HEAD_GAP`` text heights apart at most."""
+    groups = [[b] for b in sorted(boxes)]
+    merged = True
+    while merged:
+        merged = False
+        for g1, g2 in itertools.combinations(groups, 2):
+            if any(_beside(a, b, th) for a in g1 for b in g2):
+                groups.remove(g2)
+                g1.extend(g2)
+                merged = True
+                break
+    return [g for g in groups if len(g) >= 2]
+
+
+def _beside(a: Box, b: Box, th: float) -> bool:
+    left, right = sorted((a, b))
+    low = min(a[3] - a[1], b[3] - b[1])
+    return (-th <= right[0] - left[2] <= HEAD_GAP * th
+            and min(a[3], b[3]) - max(a[1], b[1]) >= ROW * low)
+
+
+def _grown_row(row: Box, stats: np.ndarray, th: float) -> Box:
+    """The row grown sideways over the shapes within its height that lie ``HEAD_GAP``
+    text heights from it at most (a band's stars and end pieces), until none do."""
+    x0, y0, x1, y1 = row
+    ins = stats[(stats[:, 1] >= y0 - th / 2) & (stats[:, 1] + stats[:, 3] <= y1 + th / 2)]
+    gap = HEAD_GAP * th
+    while True:
+        near = ((ins[:, 0] <= x1 + gap) & (ins[:, 0] + ins[:, 2] >= x0 - gap)
+                & ((ins[:, 0] < x0) | (ins[:, 0] + ins[:, 2] > x1)))
+        if not near.any():
+            return x0, y0, x1, y1
+        x0 = min(x0, int(ins[near, 0].min()))
+        x1 = max(x1, int((ins[near, 0] + ins[near, 2]).max()))
 
 
 def _union(a: Box, b: Box) -> Box:

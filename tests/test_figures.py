@@ -16,7 +16,7 @@ from bench import figure_eval as E
 # median IoU 0.93, precision 1.0, every text page clean; these floors leave a margin.
 MIN_RECALL, MIN_IOU, MIN_PRECISION, MIN_TEXT_CLEAN = 0.95, 0.88, 0.92, 0.95
 # OCR-D "text" pages that do carry a picture: a fern drawing on a title page, and a
-# vignette with a historiated initial. Kept crops there are right, not false.
+# historiated initial (a letter in a woodcut's temple). Kept crops there are right, not false.
 OCRD_WITH_PICTURES = ("0004.jpg", "OCR-D-IMG-bengel_abriss01_1751-0007.jpg")
 
 
@@ -187,3 +187,18 @@ def test_a_cartouche_whose_frame_broke_on_the_scan_is_one_ornament(shared_data, 
     assert not page.truth and not [r for r in found.regions if r.kept]
     cartouche = [r for r in found.regions if r.reason == "ornament"]
     assert len(cartouche) == 1 and cartouche[0].box[2] - cartouche[0].box[0] > 0.55
+
+
+def test_a_headpiece_of_cast_fleurons_is_one_ornament(shared_data: Path) -> None:
+    """OCR-D bengel 1751 p7's headpiece: a row of fleurons with stars and end pieces
+    between them, a little apart, so two or three of its blocks were seeds, each judged
+    alone, and one was kept as an engraving. The row within its own height, grown over
+    its stars, is a band that mirrors about its middle: one ornament, and the page's
+    one crop is its historiated initial."""
+    path = next((shared_data / "pages" / "ocrd").rglob("OCR-D-IMG-bengel_abriss01_1751-0007.jpg"))
+    regions = F.candidates(E.load_preview(path))
+    head = [r for r in regions if r.box[3] < 0.25]
+    assert len(head) == 1 and head[0].reason == "ornament" and not head[0].kept
+    assert head[0].box[0] < 0.15 and head[0].box[2] > 0.85  # the band end to end
+    kept = [r.box for r in regions if r.kept]
+    assert len(kept) == 1 and kept[0][1] > 0.5  # the initial, low on the page
