@@ -28,6 +28,9 @@ VIGNETTE_SYM = 0.5
 # this many text heights below it (else above), which run on beside it in this share of
 # its rows (the text zone's)
 HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
+# "beside" a vignette ends at a blank run this many text heights wide: text set beside a
+# picture starts within a text height or two of it, word and column gaps are narrower
+ALONE_GAP = 8.0
 MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
 MIRROR_TURNED = 0.15  # of the image: boxes bigger than this (plates) are compared unturned
 
@@ -223,13 +226,28 @@ def _core(box: Box, ink: Ink) -> Box:
 
 
 def _alone(box: Box, ink: Ink) -> bool:
-    """Nothing printed beside the box in its rows (a vignette stands alone on its line;
-    a picture set beside text or beside another picture does not)."""
+    """Nothing printed beside the box in its rows, up to the first blank run of
+    ``ALONE_GAP`` text heights either side (a vignette stands alone on its line; a
+    picture set beside text or beside another picture does not). Not past it: in an
+    opening, two pages in one scan, the facing page's text runs in the same rows past
+    the margins and the fold."""
     x0, y0, x1, y1 = box
-    gap = int(ink.th) + 1
+    gap, blank = int(ink.th) + 1, max(2, int(ALONE_GAP * ink.th))
     rows = ink.strong[y0:y1]
-    beside = rows[:, :max(0, x0 - gap)].sum(axis=1) + rows[:, x1 + gap:].sum(axis=1)
+    left = rows[:, :max(0, x0 - gap)][:, ::-1]  # outward from the box
+    right = rows[:, x1 + gap:]
+    beside = _up_to_blank(left, blank) + _up_to_blank(right, blank)
     return float((beside >= max(3.0, 1.5 * ink.th)).mean()) <= 0.25
+
+
+def _up_to_blank(side: np.ndarray, blank: int) -> np.ndarray:
+    """Per row, the ink of ``side`` (columns outward from a box) before its first run of
+    ``blank`` columns with no ink in any row."""
+    inked = side.any(axis=0)
+    empty = np.convolve(~inked, np.ones(blank, dtype=int), "valid") == blank if len(
+        inked) >= blank else np.zeros(0, bool)
+    stop = int(np.argmax(empty)) if empty.any() else side.shape[1]
+    return side[:, :stop].sum(axis=1)
 
 
 def _blocky(box: Box, ink: Ink) -> bool:

@@ -604,6 +604,23 @@ def test_a_page_a_ninth_of_its_scan_is_found_on_the_bed(shared_data, name):
     assert len(E.match(truth, kept)) == len(kept) == len(truth), kept
 
 
+@pytest.mark.parametrize("pair", [("bpt6k6258473t_f28.jpg", "bpt6k6258473t_f37.jpg"),
+                                  ("bpt6k715032_f11.jpg", "bpt6k715032_f21.jpg")])
+def test_a_vignette_in_an_opening_is_still_an_ornament(shared_data, pair):
+    """Two facing pages in one scan (``bench.spreads``): a tailpiece (the basket of
+    bpt6k6258473t f37) and a headpiece (bpt6k715032 f11) stand alone on their lines on
+    their own page, but the facing page's text runs in the same rows past the margins
+    and the fold, and both were crops. What lies beside a vignette ends at a blank run
+    of ``ornaments.ALONE_GAP`` text heights."""
+    from bench import spreads
+
+    E.DATA = spreads.DATA = shared_data
+    left, right = (early(shared_data, name)[0] for name in pair)
+    data, truth = spreads.opening(left, right, 1.0)
+    assert truth == []
+    assert spreads.kept(data) == []
+
+
 def test_a_framed_symmetric_woodcut_stays_a_picture(shared_data):
     """A framed Sacred Heart set in a text page (the grey composites): as symmetric as a
     vignette and as small, but its frame makes it a picture."""
