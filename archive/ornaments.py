@@ -29,7 +29,8 @@ VIGNETTE_SYM = 0.5
 # its rows (the text zone's)
 HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
 # "beside" a vignette ends at a blank run this many text heights wide: text set beside a
-# picture starts within a text height or two of it, word and column gaps are narrower
+# picture starts within a text height or two of it, and an opening's margins and fold
+# are wider (at 4, ufal's slides and theses lost 9 crops, pictures side by side)
 ALONE_GAP = 8.0
 MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
 MIRROR_TURNED = 0.15  # of the image: boxes bigger than this (plates) are compared unturned
@@ -244,8 +245,9 @@ def _up_to_blank(side: np.ndarray, blank: int) -> np.ndarray:
     """Per row, the ink of ``side`` (columns outward from a box) before its first run of
     ``blank`` columns with no ink in any row."""
     inked = side.any(axis=0)
-    empty = np.convolve(~inked, np.ones(blank, dtype=int), "valid") == blank if len(
-        inked) >= blank else np.zeros(0, bool)
+    if len(inked) < blank:
+        return side.sum(axis=1)
+    empty = np.convolve(~inked, np.ones(blank, dtype=int), "valid") == blank
     stop = int(np.argmax(empty)) if empty.any() else side.shape[1]
     return side[:, :stop].sum(axis=1)
 

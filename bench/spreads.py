@@ -100,12 +100,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scales", nargs="*", type=float, default=[1.0, 3.0])
     args = ap.parse_args()
-    early = early_pages()
-    own_bed = [p for p in early if "diglib-hab" not in p.name]
     for scale in args.scales:
-        report("early printed books", early, scale)
-        report("early printed books without the Wolfenbuettel scans (each half its own "
-               "bed and label bar)", own_bed, scale)
+        report("early printed books", early_pages(), scale)
         report("Moreno chapbooks", moreno_pages(), scale)
 
 
