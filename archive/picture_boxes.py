@@ -133,8 +133,7 @@ def _one_frame(a: Box, b: Box, boxes: list[Box], ink: Ink) -> bool:
     scanned). Two woodcuts in a row have bare paper between them; blocks that one frame
     holds (bpt6k533863 p12's scene and tower) are a picture, whatever its mirrors say."""
     left, right = sorted((a, b))
-    low = min(a[3] - a[1], b[3] - b[1])
-    if right[0] <= left[2] or min(a[3], b[3]) - max(a[1], b[1]) < ROW * low:
+    if right[0] <= left[2] or not _same_row(a, b):
         return False
     u = _union(a, b)
     if any(c not in (a, b) and intersection(c, u) > 0 for c in boxes):
@@ -151,13 +150,10 @@ def _headpieces(boxes: list[Box], stats: np.ndarray, ink: Ink) -> list[Box]:
     them read as an engraving (OCR-D bengel 1751 p7's band of fleurons)."""
     th = ink.th
     rows = _rows([b for b in boxes if b[3] - b[1] <= HEAD_DEEP * th], th)
-    out = list(boxes)
-    for row in rows:
-        band = _grown_row(functools.reduce(_union, row), stats, th)
-        bw, bh = band[2] - band[0], band[3] - band[1]
-        if bw > 3 * bh and symmetry(band, ink, turned=False)[0] > HEAD_SYM:
-            out = [b for b in out if _inside(b, band) < 0.8] + [band]
-    return out
+    bands = [_grown_row(functools.reduce(_union, row), stats, th) for row in rows]
+    bands = [b for b in bands if b[2] - b[0] > 3 * (b[3] - b[1])
+             and symmetry(b, ink, turned=False)[0] > HEAD_SYM]
+    return _unslice(boxes, bands) if bands else boxes
 
 
 def _rows(boxes: list[Box], th: float) -> list[list[Box]]:
@@ -178,9 +174,12 @@ def _rows(boxes: list[Box], th: float) -> list[list[Box]]:
 
 def _beside(a: Box, b: Box, th: float) -> bool:
     left, right = sorted((a, b))
-    low = min(a[3] - a[1], b[3] - b[1])
-    return (-th <= right[0] - left[2] <= HEAD_GAP * th
-            and min(a[3], b[3]) - max(a[1], b[1]) >= ROW * low)
+    return -th <= right[0] - left[2] <= HEAD_GAP * th and _same_row(a, b)
+
+
+def _same_row(a: Box, b: Box) -> bool:
+    """Two boxes whose rows overlap over ``ROW`` of the lower one's height."""
+    return min(a[3], b[3]) - max(a[1], b[1]) >= ROW * min(a[3] - a[1], b[3] - b[1])
 
 
 def _grown_row(row: Box, stats: np.ndarray, th: float) -> Box:

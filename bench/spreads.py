@@ -23,11 +23,20 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image
 
-from archive import figures as F
 from archive import page_extent
-from bench.figure_eval import DATA, Page, early_pages, fmt, jpeg_preview, match, moreno_pages, score
+from bench.figure_eval import (
+    DATA,
+    Box,
+    Page,
+    early_pages,
+    fmt,
+    jpeg_preview,
+    kept_boxes,
+    match,
+    moreno_pages,
+    score,
+)
 
-Box = tuple[float, float, float, float]
 BED, BED_LEVEL = 0.06, 25  # the bed round the opening, of its height; its grey level
 
 
@@ -77,8 +86,7 @@ def opening(left: Page, right: Page, scale: float) -> tuple[bytes, list[Box]]:
 
 
 def kept(data: bytes) -> list[Box]:
-    found = F.find(jpeg_preview(data), closer=lambda side: jpeg_preview(data, side))
-    return [r.box for r in found.regions if r.kept]
+    return kept_boxes(jpeg_preview(data), closer=lambda side: jpeg_preview(data, side))
 
 
 def report(label: str, pages: list[Page], scale: float) -> None:
