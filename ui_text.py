@@ -1,4 +1,5 @@
-"""The app's words: ``ui_strings.json`` in English and Spanish, for labels and for messages.
+"""The app's words: ``ui_strings/*.json`` (one file a tab, plus ``common``) in English and
+Spanish, for labels and for messages.
 
 Labels go to the browser as ``gr.I18n`` keys and follow its language, also after a
 switch in Settings. Messages that a click produces (a status line, an error) are
@@ -15,7 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-STRINGS_FILE = Path(__file__).with_name("ui_strings.json")
+# One file a tab (and ``common.json``), so each tab's words sit beside each other.
+STRINGS_DIR = Path(__file__).with_name("ui_strings")
 LANGS = ("en", "es")
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -31,7 +33,15 @@ STALE_AFTER_SWITCH = ("tab_vet", "tab_archive", "tab_lora", "vet_one", "vet_herd
 
 
 def strings() -> dict[str, dict[str, str]]:
-    return json.loads(STRINGS_FILE.read_text(encoding="utf-8"))
+    """Every file's tables merged per language; a key written in two files is an error."""
+    merged: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
+    for path in sorted(STRINGS_DIR.glob("*.json")):
+        for lang, table in json.loads(path.read_text(encoding="utf-8")).items():
+            twice = set(table) & set(merged[lang])
+            if twice:
+                raise ValueError(f"{path.name}: keys already written elsewhere: {sorted(twice)}")
+            merged[lang].update(table)
+    return merged
 
 
 _STRINGS = strings()

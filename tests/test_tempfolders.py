@@ -45,14 +45,14 @@ def test_a_dangling_link_or_a_file_is_passed_over(tmp_path):
 def test_the_vet_downloads_sweep_their_old_folders(tmp_path, monkeypatch):
     """The herd's CSV and JSON go into a fresh folder; one older than the cache time goes,
     and a dangling link in the downloads folder no longer breaks the download."""
-    import app
+    from tabs import common as app
 
     monkeypatch.setattr(app.tempfile, "gettempdir", lambda: str(tmp_path))
     root = tmp_path / "borde-downloads"
     root.mkdir()
     old = _folder(root, "a" * 32, app.DELETE_CACHE[1] + 60)
     (root / ("b" * 32)).symlink_to(tmp_path / "nothing")
-    paths = app._downloads({"herd.csv": "file,status\n", "herd.json": "[]"})
+    paths = app.downloads({"herd.csv": "file,status\n", "herd.json": "[]"})
     assert [Path(p).name for p in paths] == ["herd.csv", "herd.json"]
     assert Path(paths[0]).read_text() == "file,status\n"
     assert not old.exists() and Path(paths[0]).parent.parent == root

@@ -55,9 +55,9 @@ def test_heavy_imports_warm_in_the_background_and_a_bad_one_is_only_logged(caplo
 
 def test_every_key_is_used_by_the_code():
     """A key no code names is a string nobody sees; those made from codes name their prefix."""
-    root = ui_text.STRINGS_FILE.parent
+    root = ui_text.STRINGS_DIR.parent
     code = "\n".join(p.read_text(encoding="utf-8") for p in root.glob("*.py"))
-    code += "\n".join(p.read_text(encoding="utf-8") for pkg in ("vet", "archive", "lora")
+    code += "\n".join(p.read_text(encoding="utf-8") for pkg in ("vet", "archive", "lora", "tabs")
                       for p in (root / pkg).glob("*.py"))
     dynamic = ("lora_err_", "lora_base_", "lora_style_", "vet_reason_", "vet_status_",
                "vet_col_")

@@ -125,7 +125,7 @@ def test_one_photo_says_why_it_is_unsure_in_the_answers_language(shared_data):
 
 
 def test_every_status_and_column_reads_in_both_languages_from_ui_strings():
-    """The tab's words live in ui_strings.json: a status it has no words for reads as a
+    """The tab's words live in ui_strings/vet.json: a status it has no words for reads as a
     photo not read, never as its code."""
     statuses = ("ok", "uncertain", "not_livestock", "error", "something_new")
     assert [status_word(Triage(file="x", status=s), "es") for s in statuses] == [

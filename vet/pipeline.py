@@ -160,7 +160,7 @@ def _name(image: Any, index: int) -> str:
 
 
 # The documented ``reason_code`` values of a Triage (README "The Triage JSON"); each has
-# its sentence ``vet_reason_<code>`` in ui_strings.json, in English and Spanish.
+# its sentence ``vet_reason_<code>`` in ui_strings/vet.json, in English and Spanish.
 REASON_CODES = {
     "error": ("unreadable", "no_photo"),
     "not_livestock": ("not_livestock",),

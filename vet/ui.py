@@ -26,7 +26,7 @@ log = logging.getLogger("borde.vet")
 EXAMPLES_DIR = Path(__file__).with_name("examples")
 MISSING = "—"
 STATUSES = ("ok", "uncertain", "not_livestock", "error")  # words: vet_status_<status>
-# The herd table's columns, in order; their names are ``vet_col_<column>`` in ui_strings.json.
+# The herd table's columns, in order; their names are ``vet_col_<column>`` in ui_strings/vet.json.
 COLUMNS = ("photo", "result", "species", "condition", "confidence", "urgency", "why", "advice")
 
 

@@ -188,16 +188,20 @@ def _markdown_words(text: str) -> str:
 
 
 def _static_keys() -> set[str]:
-    """Every key app.py shows through ``t("...")``, and the LoRA tab's two status lines."""
+    """Every key the tabs show through ``t("...")``, and the LoRA tab's two status lines."""
     import app
+    from lora import ui as lora_ui
 
-    keys = set(re.findall(r'\bt\("(\w+)"\)', (ROOT / "app.py").read_text(encoding="utf-8")))
-    return keys | set(app.lora_ui.status_keys(app.LORA))
+    code = "\n".join(p.read_text(encoding="utf-8")
+                     for p in [ROOT / "app.py", *sorted((ROOT / "tabs").glob("*.py"))])
+    keys = set(re.findall(r'\bt\("(\w+)"\)', code))
+    return keys | set(lora_ui.status_keys(app.LORA))
 
 
 def test_every_ui_string_is_spanish_on_the_spanish_page(app_url, tmp_path):
-    """Walk ui_strings.json against each tab as rendered in English and in Spanish."""
+    """Walk ui_strings/ against each tab as rendered in English and in Spanish."""
     import app
+    from archive import serverpath
 
     tables = ui_text.i18n_tables(app.FACTS)
     seen: dict[str, str] = {}
@@ -224,7 +228,7 @@ def test_every_ui_string_is_spanish_on_the_spanish_page(app_url, tmp_path):
                     texts.append(page_text(page))
                     page.screenshot(path=str(shots / f"{lang}_1_herd.png"), full_page=True)
             seen[lang] = _markdown_words("\n".join(texts))
-    hidden = {"archive_server"} if app.serverpath.data_dir() is None else set()
+    hidden = {"archive_server"} if serverpath.data_dir() is None else set()
     checked, missing, english_left = [], [], []
     for key in sorted(_static_keys() - hidden):
         en, es = (_markdown_words(tables[x][key]) for x in ("en", "es"))
