@@ -58,14 +58,17 @@ def build_app() -> gr.Blocks:
     with gr.Blocks(title="Borde", delete_cache=DELETE_CACHE) as demo:
         # The page's language, filled in by UI_LANG_JS on every event that writes words.
         ui_lang = gr.Radio(["en", "es"], value="en", visible=False, label="ui_lang")
+        # Clicked by app.js after Settings -> Language: each tab writes what is on screen
+        # (an answer, a status line) again in the new language. In the DOM, never seen.
+        relang = gr.Button("relang", visible="hidden", elem_id="borde-relang")
         gr.Markdown(t("title"))
         with gr.Tabs():
             with gr.Tab(t("tab_vet"), id="vet"):
-                vet_tab(ui_lang)
+                vet_tab(ui_lang, relang)
             with gr.Tab(t("tab_archive"), id="archive"):
-                archive_tab(ui_lang)
+                archive_tab(ui_lang, relang)
             with gr.Tab(t("tab_lora"), id="lora"):
-                lora_tab(ui_lang)
+                lora_tab(ui_lang, relang)
         gr.Markdown(t("footer"))
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=1)
     return demo

@@ -110,7 +110,8 @@ def archive_rebuild(review=None, decisions=None, ui_lang="en"):
     return str(path), " ".join(w for w in (message, said) if w)
 
 
-def archive_tab(ui_lang) -> None:
+def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
+    """The tab's widgets and events; ``relang`` is clicked after a language switch."""
     gr.Markdown(t("archive_intro"))
     root = serverpath.data_dir()
     with gr.Row():

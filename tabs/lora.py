@@ -54,7 +54,8 @@ def lora_check_style(style_file, ui_lang):
     return s("lora_style_upload_ok", name=info.path.name, format=info.format), style_file, ""
 
 
-def lora_tab(ui_lang) -> None:
+def lora_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
+    """The tab's widgets and events; ``relang`` is clicked after a language switch."""
     gr.Markdown(t("lora_intro"))
     base_key, style_key = lora_ui.status_keys(LORA)
     gr.Markdown(t(base_key), elem_id="lora-base")

@@ -53,7 +53,8 @@ def vet_run_herd(files, lang="auto", ui_lang="en"):
                                                       "herd.json": herd["json"]})
 
 
-def vet_tab(ui_lang) -> None:
+def vet_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
+    """The tab's widgets and events; ``relang`` is clicked after a language switch."""
     gr.Markdown(t("vet_intro"))
     lang = gr.Radio([(t("vet_lang_auto"), "auto"), ("English", "en"), ("Español", "es")],
                     value="auto", label=t("vet_lang"), elem_id="vet-lang")
