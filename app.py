@@ -62,7 +62,8 @@ def build_app() -> gr.Blocks:
         # (an answer, a status line) again in the new language. In the DOM, never seen.
         relang = gr.Button("relang", visible="hidden", elem_id="borde-relang")
         gr.Markdown(t("title"))
-        with gr.Tabs():
+        # On a phone the three tabs wrap onto a second row instead of hiding behind "•••".
+        with gr.Tabs(overflow_behavior="wrap", elem_id="borde-tabs"):
             with gr.Tab(t("tab_vet"), id="vet"):
                 vet_tab(ui_lang, relang)
             with gr.Tab(t("tab_archive"), id="archive"):

@@ -243,3 +243,39 @@ def test_every_ui_string_is_spanish_on_the_spanish_page(app_url, tmp_path):
     for english in ("Drop File Here", "Drop Image Here", "Click to Upload", "pages (",
                     "max 2gb", "Runs"):
         assert english not in seen["es"], english
+
+
+def test_on_a_spanish_phone_every_tab_shows_and_gradios_own_words_are_spanish(app_url, tmp_path):
+    """No tab behind an unlabelled "•••"; the queue's "processing |" and an upload's "Invalid
+    file type" (English in gradio's code, not in its language tables) read in Spanish."""
+    with browser(tmp_path / "profile", locale="es-ES", viewport=(390, 844)) as ctx:
+        page = ctx.new_page()
+        page.goto(app_url)
+        page.get_by_role("tab", name=TABS["es"][0]).wait_for(timeout=30_000)
+        assert page.get_by_role("button", name="More tabs").count() == 0
+        for name in TABS["es"]:
+            box = page.get_by_role("tab", name=name).bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, name
+        # every text gradio's status tracker and toasts show, as the page shows it
+        page.evaluate("""() => { window.__seen = [];
+            new MutationObserver(cs => { for (const c of cs) for (const n of
+                [c.target, ...c.addedNodes]) { const t = n.textContent || '';
+                if (/process|queue|cola|Invalid|archivo no se puede/i.test(t))
+                    window.__seen.push(t); } })
+            .observe(document.body, {childList: true, subtree: true, characterData: true}); }""")
+        page.locator("#vet-photo input[type=file]").set_input_files(
+            str(EXAMPLES / "healthy_cow.jpg"))
+        page.get_by_role("button", name="Revisar este animal").click()
+        page.get_by_text("no es un diagnóstico").first.wait_for(timeout=120_000)
+        note = tmp_path / "notas.txt"
+        note.write_text("no es una imagen\n", encoding="utf-8")
+        page.get_by_role("tab", name=HERD_TAB["es"]).click()
+        page.locator("#vet-herd input[type=file]").set_input_files(str(note))
+        page.get_by_text("Solo se admiten").first.wait_for(timeout=10_000)
+        page.screenshot(path=str(shots_dir(tmp_path) / "es_phone_upload_refused.png"))
+        seen = " ".join(page.evaluate("window.__seen"))
+        assert ("procesando |" in seen or "en cola:" in seen) and "notas.txt" in seen
+        assert "imágenes" in seen
+        for english in ("processing |", "queue:", "Invalid file type", "Only image"):
+            assert english not in seen, english
+        assert "Invalid file type" not in page_text(page)
