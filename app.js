@@ -4,8 +4,8 @@
 // this puts those few texts right and clicks the hidden #borde-relang button, so each tab
 // writes what is on screen (an answer, a status line) again in the new language.
 // Some of gradio's own words are English in its code, not in its language tables (the
-// queue's "processing |", an upload's "Invalid file type"): they are rewritten as they
-// appear. __BORDE_TABLE__ is filled in by app.py.
+// queue's "processing |", an upload's "Invalid file type", the size limit's words): they are
+// rewritten as they appear. __BORDE_TABLE__ is filled in by app.py.
 (() => {
   const table = __BORDE_TABLE__;
   const gradio = {
@@ -35,6 +35,8 @@
       const allowed = m[2].split(", ").map((k) => kinds[k] || k).join(", ");
       return `Este archivo no se puede usar aquí: ${m[1]}. Solo se admiten: ${allowed}.`;
     }],
+    [/^(?:Error: )?File\(s\) exceed the maximum allowed size of ([\d.]+ \w+): (.*)$/,
+      (m) => `Archivo demasiado grande (el máximo es ${m[1]}): ${m[2]}`],
   ];
   const toSpanish = (node) => {
     const text = node.nodeValue.trim();
