@@ -52,7 +52,8 @@ def read_dataset(path: str | Path) -> Dataset:
             missing = {"manifest.csv", "regions.csv", INFO_NAME} - names
             if missing:
                 raise ArchiveError(f"{path.name} is not a dataset zip of this version "
-                                   f"(no {', '.join(sorted(missing))}); build it again")
+                                   f"(no {', '.join(sorted(missing))}); build it again",
+                                   code="dataset_old", name=path.name)
             pages = [_page(r) for r in _rows(zf, "manifest.csv")]
             regions = [_region(r) for r in _rows(zf, "regions.csv")]
             for r in regions:
@@ -61,7 +62,8 @@ def read_dataset(path: str | Path) -> Dataset:
                     r.caption = zf.read(txt).decode("utf-8")
             info = json.loads(zf.read(INFO_NAME))
     except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ArchiveError(f"cannot read dataset {path}: {exc}") from None
+        raise ArchiveError(f"cannot read dataset {path}: {exc}", code="dataset_unreadable",
+                           name=path.name) from None
     return Dataset(path, pages, regions, info)
 
 
@@ -114,7 +116,8 @@ def replay(
             if fresh.kept and not fresh.file_name:
                 raise ArchiveError(
                     f"{r.source} page {r.page} #{r.index} was not kept for review (score "
-                    f"{r.score:.2f} is under the floor); build again with --decisions")
+                    f"{r.score:.2f} is under the floor); build again with --decisions",
+                    code="not_stored", page=r.page, index=r.index)
             items.append(Item(fresh))
         record = PageRecord(page.source, page.page, False, page.score, page.reason,
                             page.width, page.height, page.ms, page_bbox=page.page_bbox)
@@ -155,7 +158,7 @@ def apply(dataset: str | Path, choices: dict[dec.Key, str], out: str | Path,
     data = read_dataset(dataset)
     out = Path(out)
     if out.resolve() == data.path.resolve():
-        raise ArchiveError("write the curated zip under another name (-o)")
+        raise ArchiveError("write the curated zip under another name (-o)", code="same_name")
     final, items = write_replayed(data, replay(data, choices), out, data.info, overwrite)
     for target in (dec.sidecar(data.path), dec.sidecar(out)):
         dec.save(target, choices)

@@ -26,17 +26,20 @@ _EMPTY_TAGS = re.compile(r"\s*,(?:\s*,)+")
 def check_template(template: str) -> str:
     """The template itself, or an ``ArchiveError`` naming what is not allowed."""
     if len(template) > MAX_LEN:
-        raise ArchiveError(f"caption template is longer than {MAX_LEN} characters")
+        raise ArchiveError(f"caption template is longer than {MAX_LEN} characters",
+                           code="caption_long", max=MAX_LEN)
     try:
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise ArchiveError(f"caption template is malformed: {exc}") from None
+        raise ArchiveError(f"caption template is malformed: {exc}",
+                           code="caption_malformed") from None
     for _literal, field, spec, conversion in parts:
         if field is None:
             continue
         if field not in FIELDS or conversion or (spec and not spec.isdigit()):
             allowed = ", ".join("{" + f + "}" for f in FIELDS)
-            raise ArchiveError(f"caption template field {{{field}}} is not allowed; use {allowed}")
+            raise ArchiveError(f"caption template field {{{field}}} is not allowed; use {allowed}",
+                               code="caption_field", field="{" + field + "}", allowed=allowed)
     return template
 
 

@@ -50,7 +50,8 @@ def parse(text: str, origin: str = "decisions") -> dict[Key, str]:
     missing = {"source", "page", "index", "decision"} - set(reader.fieldnames or [])
     if missing:
         raise ArchiveError(f"{origin}: no {', '.join(sorted(missing))} column; export it "
-                           "from review.html or the tab")
+                           "from review.html or the tab", code="decisions_columns",
+                           name=origin, columns=", ".join(sorted(missing)))
     out: dict[Key, str] = {}
     for n, row in enumerate(reader, 2):
         choice = (row["decision"] or "").strip().lower()
@@ -58,11 +59,13 @@ def parse(text: str, origin: str = "decisions") -> dict[Key, str]:
             continue
         if choice not in CHOICES:
             raise ArchiveError(f"{origin}, line {n}: decision must be keep, drop or empty, "
-                               f"not {row['decision']!r}")
+                               f"not {row['decision']!r}", code="decisions_value", name=origin,
+                               line=n, value=repr(row["decision"]))
         try:
             out[(row["source"], int(row["page"]), int(row["index"]))] = choice
         except ValueError:
-            raise ArchiveError(f"{origin}, line {n}: page and index must be numbers") from None
+            raise ArchiveError(f"{origin}, line {n}: page and index must be numbers",
+                               code="decisions_numbers", name=origin, line=n) from None
     return out
 
 
@@ -71,7 +74,8 @@ def load(path: str | Path) -> dict[Key, str]:
     try:
         return parse(path.read_text(encoding="utf-8"), path.name)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ArchiveError(f"cannot read decisions {path}: {exc}") from None
+        raise ArchiveError(f"cannot read decisions {path}: {exc}", code="decisions_unreadable",
+                           name=path.name) from None
 
 
 def save(path: str | Path, decisions: dict[Key, str]) -> Path:
@@ -87,5 +91,6 @@ def save(path: str | Path, decisions: dict[Key, str]) -> Path:
         tmp.write_text(buf.getvalue(), encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
-        raise ArchiveError(f"cannot write decisions {path}: {exc.strerror or exc}") from None
+        raise ArchiveError(f"cannot write decisions {path}: {exc.strerror or exc}",
+                           code="write_failed") from None
     return path

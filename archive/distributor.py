@@ -111,7 +111,7 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise ArchiveError(INSTALL_HINT) from None
+        raise ArchiveError(INSTALL_HINT, code="cluster") from None
     return ray
 
 
@@ -121,7 +121,7 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
         return False
     if address.lower().endswith(".pdf"):
         raise ArchiveError(f"--ray takes local, auto or an address, not {address!r}: put --ray "
-                           "after the PDFs")
+                           "after the PDFs", code="bad_option")
     quiet = {"logging_level": logging.WARNING, "include_dashboard": False}
     if address == "local":
         ray.init(address="local", num_cpus=num_cpus, **quiet)
@@ -134,7 +134,8 @@ def connect(ray, address: str, num_cpus: int | None = None) -> bool:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         hint = ("" if os.environ.get("RAY_AUTH_MODE") else
                 " (a cluster with token authentication also needs RAY_AUTH_MODE=token here)")
-        raise ArchiveError(f"cannot join the Ray cluster at {address!r}: {exc}{hint}") from None
+        raise ArchiveError(f"cannot join the Ray cluster at {address!r}: {exc}{hint}",
+                           code="cluster") from None
     return True
 
 
@@ -147,7 +148,7 @@ def _check_reachable(address: str) -> None:
         socket.create_connection((host, int(port)), timeout=10).close()
     except OSError as exc:
         raise ArchiveError(f"cannot reach the Ray cluster at {address}: "
-                           f"{exc.strerror or exc}") from None
+                           f"{exc.strerror or exc}", code="cluster") from None
 
 
 def build_collection(
@@ -169,15 +170,16 @@ def build_collection(
     if opts.decisions is None and sidecar(out_dir).exists():  # the curator's choices stick
         opts = replace(opts, decisions=load_decisions(sidecar(out_dir)))
     if opts.scan_only:
-        raise ArchiveError("--scan-only runs on one machine; drop --ray")
+        raise ArchiveError("--scan-only runs on one machine; drop --ray", code="bad_option")
     if num_cpus is not None and address != "local":
         raise ArchiveError("--workers is for one machine or --ray local; a cluster's own CPUs "
-                           "decide")
+                           "decide", code="bad_option")
     out = Path(out_dir)
     if out.suffix.lower() == ".zip":
-        raise ArchiveError(f"with --ray, -o is a folder for the parts (got {out})")
+        raise ArchiveError(f"with --ray, -o is a folder for the parts (got {out})",
+                           code="bad_option")
     if not out.parent.is_dir():
-        raise ArchiveError(f"output folder {out.parent} does not exist")
+        raise ArchiveError(f"output folder {out.parent} does not exist", code="no_folder")
     out.mkdir(exist_ok=True)
     units, errors = plan_units(paths, opts, part_pages)
     with locked(out):

@@ -159,9 +159,9 @@ def plan_units(paths: list[str | Path], opts: Options, part_pages: int = PART_PA
     Names come from the whole list, as a single-machine build of it would give them.
     """
     if part_pages < 1:
-        raise ArchiveError("--part-pages must be at least 1")
+        raise ArchiveError("--part-pages must be at least 1", code="bad_option")
     if not paths:
-        raise ArchiveError("no input PDF given")
+        raise ArchiveError("no input PDF given", code="no_input")
     units: list[Unit] = []
     errors: dict[str, str] = {}
     for path, source in zip(paths, source_names([Path(p) for p in paths]), strict=True):
@@ -288,7 +288,8 @@ def locked(out_dir: Path):
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise ArchiveError(f"another run is writing to {out_dir}") from None
+            raise ArchiveError(f"another run is writing to {out_dir}",
+                               code="parts_in_use") from None
         yield
 
 
@@ -302,10 +303,11 @@ def check_job(out_dir: Path, card: dict, overwrite: bool) -> None:
             f.unlink(missing_ok=True)
     elif parts and old is not None and json.loads(old) != card:
         raise ArchiveError(f"{out_dir} holds parts of another job (other PDFs, options or "
-                           "archive code): use an empty folder, or --overwrite to start over")
+                           "archive code): use an empty folder, or --overwrite to start over",
+                           code="parts_in_use")
     elif old is None and parts:
         raise ArchiveError(f"{out_dir} holds parts of an unknown job: use an empty folder, "
-                           "or --overwrite to start over")
+                           "or --overwrite to start over", code="parts_in_use")
     if overwrite or old is None or not parts:
         write_atomic(job, (json.dumps(card, indent=1) + "\n").encode())
 

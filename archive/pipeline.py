@@ -97,30 +97,34 @@ class Options:
 
     def check(self) -> Options:
         if self.unit not in UNITS:
-            raise ArchiveError(f"--unit must be one of {', '.join(UNITS)}")
+            raise ArchiveError(f"--unit must be one of {', '.join(UNITS)}", code="bad_option")
         if self.filter == "default":  # the name earlier versions documented
             return replace(self, filter="figures").check()
         if self.filter not in FILTER_NAMES:
-            raise ArchiveError(f"--filter must be one of {', '.join(FILTER_NAMES)}")
+            raise ArchiveError(f"--filter must be one of {', '.join(FILTER_NAMES)}",
+                               code="bad_option")
         if self.unit == "figure" and self.filter != "figures":
             raise ArchiveError("--filter chooses the page filter of --unit page; figures are "
-                               "judged by the figure finder (set --threshold to change it)")
+                               "judged by the figure finder (set --threshold to change it)",
+                               code="bad_option")
         if self.resize is not None and self.resize not in RESIZE_MODES:
-            raise ArchiveError(f"--resize must be one of {', '.join(RESIZE_MODES)}")
+            raise ArchiveError(f"--resize must be one of {', '.join(RESIZE_MODES)}",
+                               code="bad_option")
         if not 64 <= self.size <= 4096:
-            raise ArchiveError("--size must be between 64 and 4096 pixels")
+            raise ArchiveError("--size must be between 64 and 4096 pixels", code="bad_option")
         if not 1 <= self.quality <= 100:
-            raise ArchiveError("--quality must be between 1 and 100")
+            raise ArchiveError("--quality must be between 1 and 100", code="bad_option")
         if not 1 <= self.workers <= 64:
-            raise ArchiveError("--workers must be between 1 and 64")
+            raise ArchiveError("--workers must be between 1 and 64", code="bad_option")
         if not 0.1 <= self.scale <= 8:
-            raise ArchiveError("render scale must be between 0.1 and 8")
+            raise ArchiveError("render scale must be between 0.1 and 8", code="bad_option")
         if self.min_figure_area is not None and not 0 <= self.min_figure_area < 1:
-            raise ArchiveError("--min-figure-area must be a share of the page, from 0 to 1")
+            raise ArchiveError("--min-figure-area must be a share of the page, from 0 to 1",
+                               code="bad_option")
         check_template(self.caption)
         if self.ocr is not None and not ocr.LANG.match(self.ocr):
             raise ArchiveError(f"--ocr {self.ocr!r} is not a Tesseract language code "
-                               "(e.g. spa, eng, spa+eng)")
+                               "(e.g. spa, eng, spa+eng)", code="bad_option")
         if self.pages is not None:
             page_ranges(self.pages)
         if self.resize is None:
@@ -208,14 +212,15 @@ def page_ranges(spec: str) -> list[tuple[int, int | None]]:
             continue
         m = re.fullmatch(r"(\d*)(-?)(\d*)", part)
         if not m or not (m.group(1) or m.group(3)):
-            raise ArchiveError(f"--pages: cannot read {part!r}; use e.g. 1-500,600,700-")
+            raise ArchiveError(f"--pages: cannot read {part!r}; use e.g. 1-500,600,700-",
+                               code="bad_option")
         lo = int(m.group(1) or 1)
         hi = int(m.group(3)) if m.group(3) else (None if m.group(2) else lo)
         if lo < 1 or (hi is not None and hi < lo):
-            raise ArchiveError(f"--pages: {part!r} is not a valid range")
+            raise ArchiveError(f"--pages: {part!r} is not a valid range", code="bad_option")
         ranges.append((lo, hi))
     if not ranges:
-        raise ArchiveError("--pages is empty; use e.g. 1-500,600,700-")
+        raise ArchiveError("--pages is empty; use e.g. 1-500,600,700-", code="bad_option")
     return ranges
 
 
@@ -611,7 +616,7 @@ def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = 
     """
     pdfs = [Path(p) for p in paths]
     if not pdfs:
-        raise ArchiveError("no input PDF given")
+        raise ArchiveError("no input PDF given", code="no_input")
     names = source_names(pdfs) if names is None else names
     plan: Plan = []
     for pdf, source in zip(pdfs, names, strict=True):
@@ -624,7 +629,8 @@ def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = 
     if opts.max_pages is not None and pages_total > opts.max_pages:
         raise ArchiveError(
             f"{pages_total} pages is more than the {opts.max_pages} a job may have here "
-            "(BORDE_MAX_PAGES); split it with --pages, or run `python -m archive` yourself"
+            "(BORDE_MAX_PAGES); split it with --pages, or run `python -m archive` yourself",
+            code="too_many_pages", pages=pages_total, max_pages=opts.max_pages,
         )
     return plan
 
@@ -726,7 +732,7 @@ def _scan_only(plan: Plan, out: Path, opts: Options) -> Generator[PageEvent, Non
     target = out if out.suffix.lower() == ".csv" else out.with_suffix(".manifest.csv")
     regions_target = target.with_name(target.stem + ".regions.csv")
     if not target.parent.is_dir():
-        raise ArchiveError(f"output folder {target.parent} does not exist")
+        raise ArchiveError(f"output folder {target.parent} does not exist", code="no_folder")
     pages: list[PageRecord] = []
     regions: list[RegionRecord] = []
     total = sum(len(idx) for _, _, idx in plan)
@@ -746,7 +752,8 @@ def _scan_only(plan: Plan, out: Path, opts: Options) -> Generator[PageEvent, Non
         target.write_bytes(manifest_csv(pages))
         regions_target.write_bytes(regions_csv(regions))
     except OSError as exc:
-        raise ArchiveError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise ArchiveError(f"cannot write {target}: {exc.strerror or exc}",
+                           code="write_failed") from None
     return _report(target, pages, regions, time.perf_counter() - t0, opts, 0)
 
 

@@ -152,31 +152,35 @@ def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
     """Open by path (never as a stream), with a one-line reason on failure."""
     p = Path(path)
     if not p.is_file():
-        raise ArchiveError(f"{p}: no such file")
+        raise ArchiveError(f"{p}: no such file", code="no_file", name=p.name)
     with open(p, "rb") as fh:
         head = fh.read(1024)
     if not head:
-        raise ArchiveError(f"{p.name}: the file is empty")
+        raise ArchiveError(f"{p.name}: the file is empty", code="empty", name=p.name)
     if b"%PDF" not in head:
-        raise ArchiveError(f"{p.name}: not a PDF (no %PDF header)")
+        raise ArchiveError(f"{p.name}: not a PDF (no %PDF header)", code="not_pdf", name=p.name)
     try:
         doc = pymupdf.open(str(p), filetype="pdf")
     except Exception as exc:  # MuPDF raises several types for broken files
-        raise ArchiveError(f"{p.name}: corrupt or unreadable PDF ({_short(exc)})") from None
+        raise ArchiveError(f"{p.name}: corrupt or unreadable PDF ({_short(exc)})", code="corrupt",
+                           name=p.name) from None
     if doc.needs_pass:
         if not password:
             doc.close()
-            raise ArchiveError(f"{p.name}: the PDF is encrypted; give its password (--password)")
+            raise ArchiveError(f"{p.name}: the PDF is encrypted; give its password (--password)",
+                               code="encrypted", name=p.name)
         if not doc.authenticate(password):
             doc.close()
-            raise ArchiveError(f"{p.name}: wrong password for the encrypted PDF")
+            raise ArchiveError(f"{p.name}: wrong password for the encrypted PDF",
+                               code="wrong_password", name=p.name)
     try:
         count = doc.page_count
     except Exception as exc:
-        raise ArchiveError(f"{p.name}: corrupt page tree ({_short(exc)})") from None
+        raise ArchiveError(f"{p.name}: corrupt page tree ({_short(exc)})", code="corrupt",
+                           name=p.name) from None
     if count == 0:
         doc.close()
-        raise ArchiveError(f"{p.name}: the PDF has no pages")
+        raise ArchiveError(f"{p.name}: the PDF has no pages", code="no_pages", name=p.name)
     return doc
 
 

@@ -24,6 +24,10 @@ REGION_COLUMNS = [
 ]
 # The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
 CURATOR_REASONS = {"keep": "kept_by_curator", "drop": "dropped_by_curator"}
+# Kinds that are pictures (or whole pages); a crop the curator keeps against any other
+# verdict of the finder (an ornament, a stamp) is a ``picture`` in ``metadata.jsonl``.
+PICTURE_KINDS = ("engraving", "photo", "page")
+CURATOR_KIND = "picture"
 
 
 @dataclass
@@ -98,8 +102,17 @@ class RegionRecord:
         """Why the candidate is in or out: the curator's decision wins over the finder."""
         return CURATOR_REASONS.get(self.decision, self.reason)
 
+    @property
+    def outcome_kind(self) -> str:
+        """What the item is: the curator's keep makes a picture of the finder's ornament."""
+        if self.decision == "keep" and self.kind not in PICTURE_KINDS:
+            return CURATOR_KIND
+        return self.kind
+
     def metadata(self) -> dict:
-        """The ``metadata.jsonl`` row that ``datasets``' imagefolder reads."""
+        """The ``metadata.jsonl`` row that ``datasets``' imagefolder reads. Every row has the
+        same columns: ``kind`` is the item's, ``finder_kind`` the finder's own verdict, and
+        ``decided_by`` says whose call kept it (``finder`` or ``curator``)."""
         return {
             "file_name": self.file_name,
             "text": self.caption,
@@ -107,7 +120,9 @@ class RegionRecord:
             "page": self.page,
             "bbox": list(self.bbox),
             "score": round(self.score, 4),
-            "kind": self.kind,
+            "kind": self.outcome_kind,
+            "finder_kind": self.kind,
+            "decided_by": "curator" if self.decision else "finder",
             "printed_text": self.printed_text,
             "model_caption": self.model_caption,
             "turned": self.turned,

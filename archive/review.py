@@ -105,7 +105,7 @@ def write_review(dataset: str | Path, out: str | Path | None = None,
             cards = [(r, _data_uri(thumbnail(zf.read(r.file_name)))) for r in order]
         target.write_text(render(data, cards), encoding="utf-8")
     except (OSError, KeyError, zipfile.BadZipFile) as exc:
-        raise ArchiveError(f"cannot write {target}: {exc}") from None
+        raise ArchiveError(f"cannot write {target}: {exc}", code="write_failed") from None
     return target
 
 

@@ -48,14 +48,18 @@ def resolve_choice(choice: str | Path, root: Path | None = None) -> Path:
     """The real path of a listed PDF; anything that leaves the folder is refused."""
     root = root if root is not None else data_dir()
     if root is None:
-        raise ArchiveError("no server data folder is configured (set BORDE_DATA_DIR)")
+        raise ArchiveError("no server data folder is configured (set BORDE_DATA_DIR)",
+                           code="no_data_dir")
     root = root.resolve()
     rel = Path(str(choice))
     if rel.is_absolute() or ".." in rel.parts:
-        raise ArchiveError(f"{choice}: only PDFs inside the data folder can be used")
+        raise ArchiveError(f"{choice}: only PDFs inside the data folder can be used",
+                           code="outside_data", name=rel.name)
     real = (root / rel).resolve()
     if not real.is_relative_to(root):
-        raise ArchiveError(f"{choice}: the link leads outside the data folder")
+        raise ArchiveError(f"{choice}: the link leads outside the data folder",
+                           code="outside_data", name=rel.name)
     if not real.is_file() or real.suffix.lower() != ".pdf":
-        raise ArchiveError(f"{choice}: not a PDF in the data folder")
+        raise ArchiveError(f"{choice}: not a PDF in the data folder", code="not_in_data",
+                           name=rel.name)
     return real

@@ -31,7 +31,7 @@ from archive import captioner
 from archive.apply import apply, read_dataset
 from archive.decisions import DUPLICATE, Key
 from archive.decisions import load as load_decisions
-from archive.errors import ArchiveError
+from archive.errors import ArchiveError, reason_of
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
@@ -65,6 +65,36 @@ REASON_KEYS = {
     CURATOR_REASONS["keep"]: "archive_reason_curator_kept",
     CURATOR_REASONS["drop"]: "archive_reason_curator_dropped",
 }
+# Every reason code of an ArchiveError (archive/errors.py) and of a crash, as ui_strings keys.
+ERROR_KEYS = {
+    "no_file": "archive_error_no_file", "empty": "archive_error_empty",
+    "not_pdf": "archive_error_not_pdf", "corrupt": "archive_error_corrupt",
+    "encrypted": "archive_error_encrypted", "wrong_password": "archive_error_wrong_password",
+    "no_pages": "archive_error_no_pages", "too_many_pages": "archive_error_too_many_pages",
+    "no_input": "archive_error_no_input", "bad_option": "archive_error_bad_option",
+    "caption_long": "archive_error_caption_long",
+    "caption_malformed": "archive_error_caption_malformed",
+    "caption_field": "archive_error_caption_field", "no_folder": "archive_error_no_folder",
+    "read_only": "archive_error_read_only", "exists": "archive_error_exists",
+    "partial_left": "archive_error_partial_left", "disk_full": "archive_error_disk_full",
+    "write_failed": "archive_error_write_failed",
+    "decisions_unreadable": "archive_error_decisions_unreadable",
+    "decisions_columns": "archive_error_decisions_columns",
+    "decisions_value": "archive_error_decisions_value",
+    "decisions_numbers": "archive_error_decisions_numbers",
+    "dataset_old": "archive_error_dataset_old",
+    "dataset_unreadable": "archive_error_dataset_unreadable",
+    "not_stored": "archive_error_not_stored", "same_name": "archive_error_same_name",
+    "no_data_dir": "archive_error_no_data_dir", "outside_data": "archive_error_outside_data",
+    "not_in_data": "archive_error_not_in_data", "cluster": "archive_error_cluster",
+    "parts_in_use": "archive_error_parts_in_use",
+    "other": "archive_error_other", "crash": "archive_error_crash",
+    "out_of_memory": "archive_error_out_of_memory",
+}
+# What a message says, as ui_strings keys and their fields, so it can be said again in
+# another language (Settings -> Language): a list of (key, fields) and literal strings;
+# a field may itself be such a list.
+Said = list
 
 
 @dataclass
@@ -78,6 +108,7 @@ class Snapshot:
     histogram: Image.Image | None = None
     zip_path: Path | None = None
     error: str | None = None
+    said: Said = field(default_factory=list)  # the summary or the error, to say again
 
 
 def sweep_jobs(root: Path, keep_s: float = JOB_KEEP_S, now: float | None = None) -> int:
@@ -139,15 +170,49 @@ def progress_line(done: int, total: int, items: int, pages_per_s: float, say: Sa
             f'</progress> <span>{html.escape(words)}</span></div>')
 
 
-def summary_line(report: Report, say: Say) -> str:
-    """The finished run in words: pages, figures, duplicates, time; no server paths."""
+def words(said: Said, say: Say) -> str:
+    """What ``said`` holds, in the language of ``say``."""
+    out = []
+    for part in said:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        key, fields = part
+        out.append(say(key, **{k: words(v, say) if isinstance(v, list) else v
+                               for k, v in fields.items()}))
+    return " ".join(w for w in out if w)
+
+
+def error_said(exc: BaseException, **fields: object) -> Said:
+    """An exception as its reason code's key and fields (``fields`` win: the upload's own
+    name); the English line and any path stay in the log."""
+    code, found = reason_of(exc)
+    key = ERROR_KEYS.get(code)
+    if key is None:
+        log.warning("no words for the archive error code %r: %s", code, exc)
+        key, found = ERROR_KEYS["other"], {}
+    return [(key, {**found, **fields})]
+
+
+def error_words(exc: BaseException, say: Say, **fields: object) -> str:
+    """An exception as one sentence in the language of ``say``."""
+    return words(error_said(exc, **fields), say)
+
+
+def summary_said(report: Report) -> Said:
+    """The finished run: pages, figures, duplicates, time; no server paths."""
     key = "archive_done_figures" if report.unit == "figure" else "archive_done_pages"
-    text = say(key, pages=report.pages, items=report.items, kept=report.kept,
-               duplicates=report.duplicates, seconds=f"{report.seconds:.1f}",
-               speed=f"{report.pages_per_s:.1f}")
+    said: Said = [(key, dict(pages=report.pages, items=report.items, kept=report.kept,
+                             duplicates=report.duplicates, seconds=f"{report.seconds:.1f}",
+                             speed=f"{report.pages_per_s:.1f}"))]
     if report.bad:
-        text += " " + say("archive_bad_pages", bad=report.bad)
-    return text
+        said.append(("archive_bad_pages", {"bad": report.bad}))
+    return said
+
+
+def summary_line(report: Report, say: Say) -> str:
+    """The finished run in words (see ``summary_said``)."""
+    return words(summary_said(report), say)
 
 
 def histogram_words(unit: str, say: Say) -> dict[str, str]:
@@ -164,7 +229,8 @@ def run_job(
 ) -> Iterator[Snapshot]:
     """Build a dataset from ``paths`` into a fresh folder, yielding snapshots as it goes."""
     if not paths:
-        yield Snapshot(error=say("archive_no_pdf_server" if server_picker else "archive_no_pdf"))
+        said = [("archive_no_pdf_server" if server_picker else "archive_no_pdf", {})]
+        yield Snapshot(error=words(said, say), said=said)
         return
     sweep_jobs(Path(work_dir or tempfile.gettempdir()))
     folder = Path(tempfile.mkdtemp(prefix=JOB_PREFIX, dir=work_dir))
@@ -189,28 +255,35 @@ def run_job(
                                         event.pages_per_s, say)
             if event.done % every == 0 or event.thumbnails:
                 yield replace(snap)
-    except ArchiveError as exc:
-        snap.error = say("archive_failed", detail=str(exc))
-        _log_resume(paths, out)
-        yield snap
-        return
     except Exception as exc:  # noqa: BLE001 - the UI must say something, never hang
-        log.exception("archive job failed")
-        snap.error = say("archive_failed", detail=f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ArchiveError):
+            log.warning("archive job stopped: %s", exc)
+        else:
+            log.exception("archive job failed")
+        snap.said = [("archive_failed", {"detail": error_said(exc)})]
+        snap.error = words(snap.said, say)
         _log_resume(paths, out)
         yield snap
         return
     snap.report = report
     snap.zip_path = report.out
-    snap.status = " ".join([summary_line(report, say), *report.notes])
+    snap.said = [*summary_said(report), *report.notes]
+    snap.status = words(snap.said, say)
     snap.histogram = histogram_image(report.scores, report.threshold,
                                      words=histogram_words(report.unit, say))
     yield snap
 
 
-def caption_zip(path: Path, model: str = captioner.DEFAULT_MODEL) -> str:
+def caption_zip(path: Path, model: str = captioner.DEFAULT_MODEL) -> Said:
     """The model's captions written into the built zip; what to tell the curator."""
-    return captioner.caption_dataset(path, model).summary()
+    report = captioner.caption_dataset(path, model)
+    if report.error:
+        log.warning("%s", report.error)
+        return [("archive_captioner_failed", {"model": model})]
+    if not report.captioned:
+        return [("archive_captioner_none", {})]
+    return [("archive_captioned", dict(count=report.captioned, model=model,
+                                       device=report.device, seconds=f"{report.seconds:.1f}"))]
 
 
 def _log_resume(paths: list[Path], out: Path) -> None:
@@ -293,7 +366,7 @@ def toggle(review: Review, index: int) -> None:
         review.decisions[_key(r)] = "keep" if now else "drop"
 
 
-def take_decisions(review: Review, path: str | Path, say: Say) -> str:
+def decisions_taken(review: Review, path: str | Path) -> Said:
     """Decisions made elsewhere (review.html's export, a regions.csv edited in a spreadsheet)
     join this review; a row for a crop this build does not hold is counted, never guessed at.
     A bad file raises ``ArchiveError`` and changes nothing."""
@@ -303,14 +376,19 @@ def take_decisions(review: Review, path: str | Path, say: Say) -> str:
     review.decisions.update(taken)
     name = Path(path).name
     if not taken:
-        return say("archive_decisions_none", name=name, rows=len(choices))
-    said = [say("archive_decisions_taken", name=name, taken=len(taken))]
+        return [("archive_decisions_none", {"name": name, "rows": len(choices)})]
+    said: Said = [("archive_decisions_taken", {"name": name, "taken": len(taken)})]
     if len(choices) > len(taken):
-        said.append(say("archive_decisions_unknown", unknown=len(choices) - len(taken)))
-    return " ".join(said)
+        said.append(("archive_decisions_unknown", {"unknown": len(choices) - len(taken)}))
+    return said
 
 
-def rebuild(review: Review, say: Say) -> tuple[Path, str]:
+def take_decisions(review: Review, path: str | Path, say: Say) -> str:
+    """``decisions_taken`` in words."""
+    return words(decisions_taken(review, path), say)
+
+
+def rebuilt(review: Review) -> tuple[Path, Said]:
     """Write the curated zip beside the build and say what changed; nothing is decoded again."""
     t0 = time.perf_counter()
     out = review.dataset.with_name(review.dataset.stem + "_curated.zip")
@@ -318,5 +396,11 @@ def rebuild(review: Review, say: Say) -> tuple[Path, str]:
     added = sum(review.kept(r) and not r.kept for r in review.order)
     removed = sum(r.kept and not review.kept(r) for r in review.order)
     log.info("rebuilt %s in %.2f s", path, time.perf_counter() - t0)
-    return path, say("archive_rebuilt", name=path.name, added=added, removed=removed,
-                     items=items, before=review.items)
+    return path, [("archive_rebuilt", dict(name=path.name, added=added, removed=removed,
+                                            items=items, before=review.items))]
+
+
+def rebuild(review: Review, say: Say) -> tuple[Path, str]:
+    """``rebuilt`` in words."""
+    path, said = rebuilt(review)
+    return path, words(said, say)

@@ -73,22 +73,24 @@ class DatasetWriter:
                 self._fp = open(self.partial, "wb")  # noqa: SIM115
                 self._zip = zipfile.ZipFile(self._fp, "w", zipfile.ZIP_STORED, allowZip64=True)
         except PermissionError:
-            raise ArchiveError(f"cannot write {self.partial}: permission denied") from None
+            raise ArchiveError(f"cannot write {self.partial}: permission denied",
+                               code="read_only") from None
         except OSError as exc:
             raise _os_error(exc, self.partial) from None
 
     def _check_target(self, resume: bool, overwrite: bool) -> None:
         folder = self.out.parent
         if not folder.is_dir():
-            raise ArchiveError(f"output folder {folder} does not exist")
+            raise ArchiveError(f"output folder {folder} does not exist", code="no_folder")
         if not os.access(folder, os.W_OK):
-            raise ArchiveError(f"output folder {folder} is read-only")
+            raise ArchiveError(f"output folder {folder} is read-only", code="read_only")
         if self.out.exists() and not overwrite:
-            raise ArchiveError(f"{self.out} already exists; pick another name or remove it")
+            raise ArchiveError(f"{self.out} already exists; pick another name or remove it",
+                               code="exists", name=self.out.name)
         if self.partial.exists() and not resume:
             raise ArchiveError(
                 f"{self.partial} is left from an interrupted run: add --resume to continue it, "
-                "or delete it to start over"
+                "or delete it to start over", code="partial_left", name=self.out.name
             )
 
     def done(self) -> set[tuple[str, int]]:
@@ -222,8 +224,8 @@ def _os_error(exc: OSError, path: Path) -> ArchiveError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return ArchiveError(
             f"disk full while writing {path}; the pages done so far are kept there: "
-            "free some space and run again with --resume"
+            "free some space and run again with --resume", code="disk_full"
         )
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return ArchiveError(f"cannot write {path}: the folder is read-only")
-    return ArchiveError(f"cannot write {path}: {exc.strerror or exc}")
+        return ArchiveError(f"cannot write {path}: the folder is read-only", code="read_only")
+    return ArchiveError(f"cannot write {path}: {exc.strerror or exc}", code="write_failed")

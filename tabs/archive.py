@@ -9,13 +9,21 @@ import gradio as gr
 from archive import ArchiveError, serverpath
 from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
+from archive.ui import Said, words
 from tabs.common import MAX_PAGES, note, t
-from ui_text import UI_LANG_JS, sayer
+from ui_text import UI_LANG_JS, Say, sayer
 
 
 def _archive_pending(status: str, gallery=()) -> tuple:
-    """The tab's six outputs before a zip exists: no histogram, zip, review or tiles."""
-    return status, list(gallery), None, None, None, []
+    """The tab's seven outputs before a zip exists: no histogram, zip, review or tiles, and
+    nothing final to say again after a language switch."""
+    return status, list(gallery), None, None, None, [], None
+
+
+def _archive_failed(said: Said, s: Say, gallery=()) -> tuple:
+    """An error as the tab's outputs: one sentence, kept to be said again."""
+    return (note(words(said, s), "error"), list(gallery), None, None, None, [],
+            {"cls": "error", "said": said})
 
 
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
@@ -28,12 +36,12 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
         paths = [Path(f) for f in uploads or []]
         paths += [serverpath.resolve_choice(c) for c in server or []]
     except ArchiveError as exc:
-        yield _archive_pending(note(str(exc), "error"))
+        yield _archive_failed(archive_ui.error_said(exc), s)
         return
     try:
         cut = float(threshold) if str(threshold or "").strip() else None
     except ValueError:
-        yield _archive_pending(note(s("archive_bad_threshold", value=repr(threshold)), "error"))
+        yield _archive_failed([("archive_bad_threshold", {"value": repr(threshold)})], s)
         return
     options = dict(unit=unit, filter=filt if unit == "page" else "figures", threshold=cut,
                    size=int(size), resize=resize or None, keep_duplicates=bool(keep_duplicates),
@@ -41,20 +49,20 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
     picker = serverpath.data_dir() is not None
     for snap in archive_ui.run_job(paths, s, server_picker=picker, **options):
         if snap.error:
-            yield _archive_pending(note(snap.error, "error"), snap.gallery)
+            yield _archive_failed(snap.said, s, snap.gallery)
             return
         if snap.zip_path is None:
             yield _archive_pending(snap.status, snap.gallery)
             continue
-        status = snap.status
+        said = snap.said
         if captions:  # the model's captions, written into the zip before it is offered
             captioning = s("archive_captioning")
-            yield _archive_pending(f"{status} {captioning}", snap.gallery)
-            status = f"{status} {archive_ui.caption_zip(snap.zip_path)}"
+            yield _archive_pending(note(f"{snap.status} {captioning}"), snap.gallery)
+            said = [*said, *archive_ui.caption_zip(snap.zip_path)]
         review = archive_ui.start_review(snap.zip_path)
         tiles = archive_ui.review_gallery(review, s, show)
-        yield (note(status, "done"), snap.gallery, snap.histogram, str(snap.zip_path),
-               review, tiles)
+        yield (note(words(said, s), "done"), snap.gallery, snap.histogram, str(snap.zip_path),
+               review, tiles, {"cls": "done", "said": said})
 
 
 KEEP_HOURS = f"{archive_ui.JOB_KEEP_S / 3600:g}"
@@ -74,40 +82,72 @@ def archive_show(review, show, ui_lang):
     return archive_ui.review_gallery(review, sayer(ui_lang), show)
 
 
-def _take_decisions(review, decisions, s) -> str:
-    """A decisions file joined to the review; the sentence says what it did (or why not)."""
+def _gone(review) -> Said:
+    """Why there is nothing to review: no build yet, or its folder was swept."""
+    if review is None:
+        return [("archive_rebuild_first", {})]
+    return [("archive_build_gone", {"keep_hours": KEEP_HOURS})]
+
+
+def _take_decisions(review, decisions) -> Said:
+    """A decisions file joined to the review; what it did (or why not), to be said."""
+    if not decisions:
+        return []
     try:
-        return archive_ui.take_decisions(review, decisions, s)
-    except ArchiveError as exc:
-        return s("archive_decisions_bad", name=Path(decisions).name, detail=str(exc))
+        return archive_ui.decisions_taken(review, decisions)
+    except ArchiveError as exc:  # the upload's own name, never gradio's folder for it
+        detail = archive_ui.error_said(exc, **({"name": Path(decisions).name}
+                                               if "name" in exc.fields else {}))
+        return [("archive_decisions_bad", {"detail": detail})]
 
 
 def archive_decisions(review, decisions, show, ui_lang):
-    """An uploaded decisions file joins the review; the tiles redraw, the upload clears."""
+    """An uploaded decisions file joins the review; the tiles redraw, the upload clears.
+    Returns (tiles, review, message, upload, what the message says)."""
     s = sayer(ui_lang)
     if review is None or archive_ui.build_gone(review):
-        said = (s("archive_build_gone", keep_hours=KEEP_HOURS) if review
-                else s("archive_rebuild_first"))
-        return [], None, said, None
-    said = _take_decisions(review, decisions, s) if decisions else ""
-    return archive_ui.review_gallery(review, s, show), review, said, None
+        said = _gone(review)
+        return [], None, words(said, s), None, said
+    said = _take_decisions(review, decisions)
+    return archive_ui.review_gallery(review, s, show), review, words(said, s), None, said
 
 
 def archive_rebuild(review=None, decisions=None, ui_lang="en"):
     """The curated zip from the build's own bytes, with ``decisions`` (a CSV file, for API
-    callers) taken first. Returns (zip, message): the new zip (or the earlier one, unchanged,
-    when there is nothing to rebuild) and what changed, in words."""
+    callers) taken first. Returns (zip, message, what the message says): the new zip (or the
+    earlier one, unchanged, when there is nothing to rebuild) and what changed, in words."""
     s = sayer(ui_lang)
-    if review is None:
-        return gr.skip(), s("archive_rebuild_first")
-    if archive_ui.build_gone(review):
-        return gr.skip(), s("archive_build_gone", keep_hours=KEEP_HOURS)
-    said = _take_decisions(review, decisions, s) if decisions else ""
+    if review is None or archive_ui.build_gone(review):
+        said = _gone(review)
+        return gr.skip(), words(said, s), said
+    taken = _take_decisions(review, decisions)
     try:
-        path, message = archive_ui.rebuild(review, s)
+        path, said = archive_ui.rebuilt(review)
     except ArchiveError as exc:
-        return gr.skip(), " ".join(w for w in (said, s("archive_failed", detail=str(exc))) if w)
-    return str(path), " ".join(w for w in (message, said) if w)
+        said = [*taken, ("archive_rebuild_failed", {"detail": archive_ui.error_said(exc)})]
+        return gr.skip(), words(said, s), said
+    said = [*said, *taken]
+    return str(path), words(said, s), said
+
+
+def archive_relang(status_said: dict | None, review_said: Said | None, review, show,
+                   ui_lang: str) -> tuple:
+    """After a language switch: the summary (or error), the review's message and its tiles
+    written again in the new language; a progress line still running is left as it is."""
+    s = sayer(ui_lang)
+    status = (note(words(status_said["said"], s), status_said["cls"]) if status_said
+              else gr.skip())
+    message = words(review_said, s) if review_said else gr.skip()
+    tiles = (archive_ui.review_gallery(review, s, show)
+             if review is not None and not archive_ui.build_gone(review) else gr.skip())
+    return status, message, tiles
+
+
+# The status line sits under the Build button, where the click was; a button at the foot
+# of the window scrolls it into view (only if it is not in view), then the page language.
+BUILD_JS = ("(...args) => { setTimeout(() => document.querySelector('#archive-status')"
+            "?.scrollIntoView({block: 'nearest', behavior: 'smooth'}), 300); "
+            f"return ({UI_LANG_JS})(...args); }}")
 
 
 def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
@@ -123,30 +163,38 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
             units = [(t("archive_unit_figure"), "figure"), (t("archive_unit_page"), "page")]
             unit = gr.Radio(units,
                             value="figure", label=t("archive_unit"), info=t("archive_unit_info"))
-            gr.Markdown(t("archive_accuracy"))
-            filt = gr.Radio(["figures", "layout", "std"], value="figures", visible=False,
+            gr.Markdown(t("archive_finder"), elem_id="archive-finder")
+            filters = [(t("archive_filter_figures"), "figures"),
+                       (t("archive_filter_layout"), "layout"), (t("archive_filter_std"), "std")]
+            filt = gr.Radio(filters, value="figures", visible=False,
                             label=t("archive_filter"), info=t("archive_filter_info"))
-            threshold = gr.Textbox(value="", label=t("archive_threshold"), placeholder="auto")
-            with gr.Row():
-                size = gr.Dropdown(["512", "768", "1024"], value="1024", label=t("archive_size"))
-                resize = gr.Dropdown([(t("archive_resize_auto"), ""), "bucket", "pad", "crop",
-                                      "stretch"], value="", label=t("archive_resize"))
+            threshold = gr.Textbox(value="", label=t("archive_threshold"),
+                                   placeholder=t("archive_threshold_placeholder"))
+            with gr.Row(elem_id="archive-size-row"):
+                size = gr.Dropdown(["512", "768", "1024"], value="1024", label=t("archive_size"),
+                                   info=t("archive_size_info"))
+                modes = [(t("archive_resize_auto"), ""), (t("archive_resize_bucket"), "bucket"),
+                         (t("archive_resize_pad"), "pad"), (t("archive_resize_crop"), "crop"),
+                         (t("archive_resize_stretch"), "stretch")]
+                resize = gr.Dropdown(modes, value="", label=t("archive_resize"),
+                                     info=t("archive_resize_info"), elem_id="archive-resize")
             keep_duplicates = gr.Checkbox(value=False, label=t("archive_keep_duplicates"))
             caption = gr.Textbox(value=DEFAULT_CAPTION, label=t("archive_caption"))
-            trigger = gr.Textbox(value="", label=t("archive_trigger"), placeholder="imperial")
+            trigger = gr.Textbox(value="", label=t("archive_trigger"),
+                                 placeholder=t("archive_trigger_placeholder"))
             captions = gr.Checkbox(value=False, label=t("archive_captioner"),
                                    info=archive_ui.captioner.DEFAULT_MODEL)
-            run = gr.Button(t("archive_run"), variant="primary")
+            run = gr.Button(t("archive_run"), variant="primary", elem_id="archive-run")
+            status = gr.HTML(label="status", show_label=False, elem_id="archive-status")
+            download = gr.File(label=t("archive_download"), elem_id="archive-download")
             gr.Markdown(t("archive_cli_hint"))
             gr.Markdown(t("archive_limits"), elem_id="archive-limits")
         with gr.Column():
-            status = gr.HTML(label="status", show_label=False, elem_id="archive-status")
             gallery = gr.Gallery(label=t("archive_gallery"), columns=3, height=360,
                                  object_fit="contain", elem_id="archive-gallery",
                                  interactive=False)
             hist = gr.Image(label=t("archive_hist"), type="pil", interactive=False,
                             elem_id="archive-hist")
-            download = gr.File(label=t("archive_download"), elem_id="archive-download")
     with gr.Accordion(t("archive_review"), open=True):
         gr.Markdown(t("archive_review_info"))
         show = gr.Slider(8, 400, value=archive_ui.REVIEW_SHOW, step=8,
@@ -154,19 +202,21 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
         review_gallery = gr.Gallery(label=t("archive_review_gallery"), columns=6, height=520,
                                     allow_preview=False, interactive=False, object_fit="contain",
                                     elem_id="archive-review")
-        with gr.Row():
+        with gr.Row(elem_id="archive-rebuild-row"):
             rebuild = gr.Button(t("archive_rebuild"), variant="primary", elem_id="archive-rebuild")
             review_status = gr.Markdown(label="message", elem_id="archive-review-status")
         decisions = gr.File(label=t("archive_decisions_upload"), file_types=[".csv"],
                             type="filepath", elem_id="archive-decisions")
     review = gr.State(None)  # per browser session: two curators never share a review
+    status_said = gr.State(None)  # the summary or error on screen, to say again (relang)
+    review_said = gr.State(None)  # the review's message on screen, likewise
     unit.change(lambda u: gr.update(visible=u == "page"), unit, filt, api_visibility="private")
     run.click(
         archive_run,
         [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger,
          show, captions, ui_lang],
-        [status, gallery, hist, download, review, review_gallery],
-        js=UI_LANG_JS,
+        [status, gallery, hist, download, review, review_gallery, status_said],
+        js=BUILD_JS,
         show_progress="hidden",  # the status line is the one progress display
         concurrency_limit=1,
         concurrency_id="archive",
@@ -176,7 +226,11 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
     show.change(archive_show, [review, show, ui_lang], review_gallery, js=UI_LANG_JS,
                 api_visibility="private")
     decisions.upload(archive_decisions, [review, decisions, show, ui_lang],
-                     [review_gallery, review, review_status, decisions], js=UI_LANG_JS,
-                     api_visibility="private")
-    rebuild.click(archive_rebuild, [review, decisions, ui_lang], [download, review_status],
+                     [review_gallery, review, review_status, decisions, review_said],
+                     js=UI_LANG_JS, api_visibility="private")
+    rebuild.click(archive_rebuild, [review, decisions, ui_lang],
+                  [download, review_status, review_said],
                   js=UI_LANG_JS, concurrency_limit=4, concurrency_id="archive-review")
+    relang.click(archive_relang, [status_said, review_said, review, show, ui_lang],
+                 [status, review_status, review_gallery], js=UI_LANG_JS,
+                 show_progress="hidden", api_visibility="private")

@@ -15,11 +15,14 @@ import pytest
 from PIL import Image
 
 import archive
+import ui_text
 from archive import reader, serverpath
-from archive.errors import ArchiveError
-from archive.ui import run_job
+from archive.errors import CODES, CRASH_CODES, ArchiveError
+from archive.ui import ERROR_KEYS, error_words, run_job
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
-from ui_text import sayer
+from ui_text import say, sayer
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _jpeg(size=(64, 80), colour=(120, 90, 60)) -> bytes:
@@ -244,3 +247,145 @@ def test_a_new_build_removes_job_folders_unused_for_a_day_and_nothing_else(share
     last = list(run_job([pdf], sayer("en"), work_dir=tmp_path, size=64))[-1]
     assert last.error is None and last.zip_path.parent.name.startswith(JOB_PREFIX)
     assert not old.exists() and fresh.exists() and other.exists()
+
+
+def test_every_archive_error_code_has_words_in_both_languages():
+    """Each reason an ArchiveError (or a crash) can give has a sentence in English and in
+    Spanish whose blanks are exactly the fields that code carries."""
+    strings = ui_text.strings()
+    assert ERROR_KEYS.keys() == CODES.keys() | CRASH_CODES.keys()
+    blank = re.compile(r"\{(\w+)\}")
+    for code, fields in {**CODES, **CRASH_CODES}.items():
+        en, es = strings["en"][ERROR_KEYS[code]], strings["es"][ERROR_KEYS[code]]
+        assert sorted(blank.findall(en)) == sorted(blank.findall(es)) == sorted(fields), code
+        assert en != es, code
+
+
+def _raised_lines() -> list[tuple[str, int, str, bool]]:
+    """Every ``raise ArchiveError(...)`` in the packages: (file, line, the English line with
+    each blank as 7, whether it passes its own code)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "archive").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ArchiveError"):
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.JoinedStr):
+                line = "".join(v.value if isinstance(v, ast.Constant) else "7" for v in arg.values)
+            else:
+                line = getattr(archive.distributor, arg.id) if isinstance(arg, ast.Name) \
+                    else arg.value
+            coded = any(k.arg == "code" and k.value.value in CODES for k in node.keywords)
+            found.append((path.name, node.lineno, line, coded))
+    return found
+
+
+def test_every_archive_error_the_packages_raise_has_a_reason_code():
+    """Every raiser passes a known code: the app words a code, never the English line."""
+    import archive.distributor  # noqa: F401 - its INSTALL_HINT is read above
+
+    lines = _raised_lines()
+    assert len(lines) > 40
+    for name, lineno, line, coded in lines:
+        assert coded, (name, lineno, line)
+
+
+def test_ui_job_errors_are_one_sentence_in_the_page_language_naming_the_file_only(
+        shared_data, tmp_path):
+    """A text file renamed .pdf, an empty file, a broken PDF, a locked one, one with no pages,
+    one over the page cap: each a sentence in Spanish (or English) with the file's own name,
+    never the folder gradio keeps it in, never the English line the CLI prints."""
+    folder = tmp_path / "gradio" / "4f2a9c0e"  # where gradio keeps an upload
+    folder.mkdir(parents=True)
+    text = folder / "notapdf.pdf"
+    text.write_text("Lista de grabados del pliego, escrita a mano.\n", encoding="utf-8")
+    empty = folder / "vacio.pdf"
+    empty.write_bytes(b"")
+    broken = folder / "roto.pdf"
+    broken.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 16)
+    plain = scans_pdf(tmp_path / "plain.pdf", chapbook_pages(shared_data)[:2])
+    locked = folder / "cerrado.pdf"
+    with pymupdf.open(plain) as doc:
+        doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="o", user_pw="u")
+    no_pages = folder / "sin_paginas.pdf"
+    no_pages.write_bytes(b"%PDF-1.4\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n"
+                         b"2 0 obj <</Type/Pages/Kids[]/Count 0>> endobj\n"
+                         b"trailer <</Root 1 0 R>>\n%%EOF\n")
+    two_pages = folder / "dos.pdf"
+    two_pages.write_bytes(plain.read_bytes())
+    cases = [(text, {}, "archive_error_not_pdf", {}),
+             (empty, {}, "archive_error_empty", {}),
+             (broken, {}, "archive_error_corrupt", {}),
+             (locked, {}, "archive_error_encrypted", {}),
+             (no_pages, {}, "archive_error_no_pages", {}),
+             (two_pages, {"max_pages": 1}, "archive_error_too_many_pages",
+              {"pages": "2", "max_pages": "1"})]
+    for path, options, key, fields in cases:
+        english = ""
+        try:
+            archive.build_dataset([path], tmp_path / "cli.zip", **options)
+        except ArchiveError as exc:
+            english = str(exc)
+        assert english, path.name
+        for lang in ("es", "en"):
+            error = list(run_job([path], sayer(lang), work_dir=tmp_path, **options))[-1].error
+            detail = say(lang, key, name=path.name, **fields)
+            assert error == say(lang, "archive_failed", detail=detail), (path.name, error)
+            assert str(folder) not in error and english not in error
+        assert path.name in error or "pages" in fields
+
+
+def test_a_full_disk_in_the_tab_is_a_spanish_sentence(shared_data, tmp_path):
+    """The job's zip outgrows what the server may write (RLIMIT_FSIZE, as a full disk):
+    the tab says so in the page's language, without the zip's path."""
+    import resource
+    import subprocess
+    import sys
+
+    pdf = scans_pdf(tmp_path / "grande.pdf", chapbook_pages(shared_data)[:6])
+    script = ("import sys; from pathlib import Path; from archive.ui import run_job; "
+              "from ui_text import sayer; print(list(run_job([Path(sys.argv[1])], sayer('es'), "
+              "work_dir=Path(sys.argv[2])))[-1].error)")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    proc = subprocess.run([sys.executable, "-c", script, str(pdf), str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    said = proc.stdout.strip()
+    assert said == say("es", "archive_failed", detail=say("es", "archive_error_disk_full")), \
+        proc.stderr[-2000:]
+    assert str(tmp_path) not in said
+
+
+def test_a_crash_is_a_sentence_without_the_exception_text(tmp_path):
+    """Anything that is not an ArchiveError (a bug, a killed worker, memory) is one sentence;
+    its text, which may hold a path, stays in the log."""
+    bug = RuntimeError(f"worker died reading {tmp_path}/x.pdf")
+    assert error_words(bug, sayer("es")) == say("es", "archive_error_crash")
+    assert error_words(MemoryError(), sayer("en")) == say("en", "archive_error_out_of_memory")
+    unknown = ArchiveError("something new", code="not_a_code_yet")
+    assert error_words(unknown, sayer("es")) == say("es", "archive_error_other")
+
+
+def test_the_tab_says_its_errors_again_in_the_new_language(tmp_path, shared_data, monkeypatch):
+    """archive_run keeps what its status line says (a code and fields); after a language
+    switch relang writes it again: an error, a server pick outside the data folder."""
+    from tabs.archive import archive_relang, archive_run
+
+    fake = tmp_path / "notapdf.pdf"
+    fake.write_text("hello")
+    args = ([str(fake)], [], "figure", "figures", "", "1024", "", False,
+            "an engraving from {source}, page {page}", "", 48, False)
+    *_, last = archive_run(*args, "es")
+    status, said = last[0], last[-1]
+    assert "notapdf.pdf no es un archivo PDF" in status and "not a PDF" not in status
+    again, message, tiles = archive_relang(said, None, None, 48, "en")
+    assert "The build stopped: notapdf.pdf is not a PDF file" in again
+    root = tmp_path / "data"
+    root.mkdir()
+    monkeypatch.setenv("BORDE_DATA_DIR", str(root))
+    *_, last = archive_run(None, ["../secreto.pdf"], *args[2:], "es")
+    assert "secreto.pdf está fuera de la carpeta" in last[0] and str(tmp_path) not in last[0]

@@ -283,9 +283,93 @@ def test_a_review_whose_build_was_removed_says_so_in_the_tab(built, tmp_path):
     assert not build_gone(review) and job.stat().st_mtime > 0  # looked at: in use again
     copy.unlink()
     assert build_gone(review)
-    zip_out, said = app.archive_rebuild(review, None, "es")
+    zip_out, said, _ = app.archive_rebuild(review, None, "es")
     assert said.startswith("Este dataset ya no está en el servidor") and "24 horas" in said
     assert str(job) not in said
-    tiles, kept, said, _ = app.archive_decisions(review, None, 48, "en")
+    tiles, kept, said, _, _ = app.archive_decisions(review, None, 48, "en")
     assert tiles == [] and kept is None and said.startswith("This build is no longer")
     assert app.archive_show(review, 48, "en") == []
+
+
+def test_a_bad_decisions_file_is_one_spanish_sentence_with_its_name_only(built, shared_data,
+                                                                          tmp_path):
+    """A spreadsheet's binary file and a CSV with the wrong columns, uploaded (or given to the
+    API) from gradio's folder: a sentence in the page's language naming the file, never the
+    folder, never Python's codec text; the review's decisions stay as they were."""
+    import app
+    from archive.ui import start_review
+    from ui_text import say
+
+    folder = tmp_path / "gradio" / "9c1d2e"  # where gradio keeps an upload
+    folder.mkdir(parents=True)
+    binary = folder / "decisiones.csv"
+    binary.write_bytes(chapbook_pages(shared_data)[0].read_bytes())  # a JPEG: 0xff first
+    columns = folder / "columnas.csv"
+    columns.write_text("file_name,kept\nimages/a.jpg,1\n", encoding="utf-8")
+    review = start_review(out := built[1])
+    expected = {
+        binary: say("es", "archive_decisions_bad", detail=say(
+            "es", "archive_error_decisions_unreadable", name="decisiones.csv")),
+        columns: say("es", "archive_decisions_bad", detail=say(
+            "es", "archive_error_decisions_columns", name="columnas.csv",
+            columns="decision, index, page, source")),
+    }
+    for path, sentence in expected.items():
+        _, _, said, _, _ = app.archive_decisions(review, str(path), 48, "es")
+        assert said == sentence, said
+        assert str(folder) not in said and "codec" not in said and "0xff" not in said
+        zip_path, message, _ = app.archive_rebuild(review, str(path), "es")
+        assert message.startswith("Rehecho") and message.endswith(sentence), message
+        assert review.decisions == {} and str(folder) not in message
+    english = app.archive_decisions(review, str(binary), 48, "en")[2]
+    assert english.startswith("The decisions were not taken: decisiones.csv is not a text CSV")
+    assert out.exists()
+
+
+def test_a_crop_the_curator_keeps_is_a_picture_in_metadata(built, tmp_path):
+    """An ornament the curator keeps is a ``picture`` in metadata.jsonl, with the finder's
+    verdict in ``finder_kind`` and ``decided_by: curator``; the finder's own keeps say
+    ``finder``. The tab's rebuild and ``python -m archive.apply`` write the same rows."""
+    from archive.records import PICTURE_KINDS
+    from archive.ui import rebuild, start_review, toggle
+    from ui_text import sayer
+
+    _, out = built
+    review = start_review(out)
+    review.shown = review.order
+    flip = next(i for i, r in enumerate(review.order)
+                if not r.kept and r.kind not in PICTURE_KINDS and not r.reason.startswith("dup"))
+    chosen = review.order[flip]
+    toggle(review, flip)
+    path, _ = rebuild(review, sayer("en"))
+    with zipfile.ZipFile(path) as zf:
+        rows = {m["file_name"]: m for m in map(json.loads, zf.read("metadata.jsonl").decode()
+                                                .splitlines())}
+    mine = rows[chosen.file_name.replace("candidates/", "images/")]
+    assert mine["kind"] == "picture" and mine["finder_kind"] == chosen.kind != "picture"
+    assert mine["decided_by"] == "curator"
+    others = [m for name, m in rows.items() if m is not mine]
+    assert others and all(m["decided_by"] == "finder" and m["kind"] == m["finder_kind"]
+                          for m in others)
+    choice = tmp_path / "keep.csv"
+    choice.write_text(f"source,page,index,decision\n{chosen.source},{chosen.page},"
+                      f"{chosen.index},keep\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "archive.apply", str(out), str(choice), "-o",
+                           str(tmp_path / "cli.zip")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(tmp_path / "cli.zip") as a, zipfile.ZipFile(path) as b:
+        assert a.read("metadata.jsonl") == b.read("metadata.jsonl")
+
+
+def test_the_review_message_is_said_again_in_the_new_language(built):
+    """relang writes the rebuild's message and the tiles again in the page's new language."""
+    import app
+    from archive.ui import start_review
+    from tabs.archive import archive_relang
+
+    review = start_review(built[1])
+    _, spanish, said = app.archive_rebuild(review, None, "es")
+    assert spanish.startswith("Rehecho")
+    status, message, tiles = archive_relang(None, said, review, 48, "en")
+    assert message == app.archive_rebuild(review, None, "en")[1]
+    assert message.startswith("Rebuilt ") and tiles and " p. " in tiles[0][1]
