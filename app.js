@@ -72,7 +72,9 @@
       node.nodeValue = node.nodeValue.replace(text, table[lang][key]);
     }
   };
-  let shown = null;  // the language the page was first drawn in: no re-say for that one
+  // The language the page was drawn in: no re-say for that one. gradio runs this script
+  // after the page's load, when svelte-i18n has usually set <html lang> already.
+  let shown = document.documentElement.lang ? pageLang() : null;
   new MutationObserver(() => {
     retranslate();
     const lang = pageLang();

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+import ui_text
 from vet.pipeline import Triage, table
 from vet.ui import (
     MISSING,
+    WORDS_AFTER,
+    csv_headers,
     herd_table,
+    resay_herd,
+    resay_one,
     species_word,
     status_word,
     table_headers,
@@ -21,7 +26,9 @@ from vet.ui import (
     triage_one_for_ui,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "vet" / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "vet" / "examples"
+WORDS = ("label", "badge", "advice")
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +50,14 @@ def english_words() -> set[str]:
     return words
 
 
-def test_a_spanish_herd_is_spanish_in_every_cell(herd_files):
-    herd = triage_many_for_ui(herd_files, "es")
+@pytest.fixture(scope="module")
+def herds(herd_files) -> dict[str, dict]:
+    """The herd answered once in each language."""
+    return {lang: triage_many_for_ui(herd_files, lang) for lang in ("en", "es")}
+
+
+def test_a_spanish_herd_is_spanish_in_every_cell(herds):
+    herd = herds["es"]
     cells = [c for row in herd["rows"] for c in row[1:]]  # the photo names are the files'
     english = english_words()
     assert not [c for c in cells if c in english or c.lower() in english], cells
@@ -63,19 +76,61 @@ def test_a_spanish_herd_is_spanish_in_every_cell(herd_files):
     assert "<th class=\"c-advice\">qué hacer</th>" in html and "nan" not in html
 
 
-def test_the_downloads_hold_every_field_of_every_answer(herd_files):
-    herd = triage_many_for_ui(herd_files, "en")
+def test_the_downloads_hold_every_field_of_every_answer(herds, herd_files):
+    herd = herds["en"]
     answers = json.loads(herd["json"])
-    assert [Path(a["file"]).name for a in answers] == [r[0] for r in herd["rows"]]
+    assert [a["file"] for a in answers] == [r[0] for r in herd["rows"]]  # names, no folder
+    assert sorted(a["file"] for a in answers) == sorted(Path(f).name for f in herd_files)
     fields = [k for k in Triage.__dataclass_fields__ if k != "heatmap"]
     assert all(set(a) == set(fields) for a in answers)
+    lines = list(csv.reader(io.StringIO(herd["csv"])))
+    header = lines[0]
+    assert len(header) == len(set(header)), header  # one header row, each name once
+    assert len(lines) == len(herd_files) + 1 and all(len(r) == len(header) for r in lines)
+    assert set(fields) <= set(header) and header[:3] == ["file", "status", "result"]
+    for code, column in WORDS_AFTER.items():  # the words right after the code they say
+        words = header[header.index(code) + 1]
+        assert words.startswith(ui_text.say("en", f"vet_col_{column}")), (code, words)
+    assert "species in words" in header and "condition in words" in header
     rows = list(csv.DictReader(io.StringIO(herd["csv"])))
-    assert len(rows) == len(herd_files)
-    assert set(rows[0]) == set(table_headers("en")) | set(fields)
     assert rows[0]["status"] in ("ok", "uncertain") and rows[0]["urgency"] == \
         "emergency-notifiable"
+    assert rows[0]["condition in words"] == "Foot-and-mouth disease"
     assert float(rows[0]["confidence"]) == answers[0]["confidence"]  # the number, unrounded
     assert rows[0]["advice"] == answers[0]["advice"]["en"]
+    assert "/" not in "".join(r["file"] for r in rows)
+    es = next(csv.reader(io.StringIO(herds["es"]["csv"])))
+    assert es[:3] == ["file", "status", "resultado"] and "especie" in es  # no clash to mend
+    assert csv_headers("es") == es and csv_headers("en") == header
+
+
+def test_a_herd_is_written_again_in_the_other_language_without_the_model(herds, monkeypatch):
+    import vet.ui
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model ran again")
+
+    monkeypatch.setattr(vet.ui, "triage_many", no_model)
+    for old, new in (("en", "es"), ("es", "en")):
+        again = resay_herd(herds[old]["results"], new)
+        for key in ("rows", "headers", "table", "alert", "red", "csv", "json"):
+            assert again[key] == herds[new][key], (old, new, key)
+
+
+def test_a_bad_file_in_a_herd_is_its_own_row_named_as_the_farmer_named_it(tmp_path):
+    empty = tmp_path / "empty.jpg"
+    empty.write_bytes(b"")
+    herd = triage_many_for_ui([str(empty), str(EXAMPLES / "healthy_cow.jpg")], "es",
+                              names=["vaca! del potrero: 3.jpg"])
+    got = {r["file"]: r for r in herd["results"]}
+    assert set(got) == {"vaca! del potrero: 3.jpg", "healthy_cow.jpg"}
+    bad = got["vaca! del potrero: 3.jpg"]
+    assert bad["status"] == "error" and bad["reason_code"] == "unreadable"
+    assert str(tmp_path) not in json.dumps(herd["results"]) + herd["csv"] + herd["table"]
+    assert got["healthy_cow.jpg"]["status"] == "ok"
+    row = next(r for r in csv.DictReader(io.StringIO(herd["csv"])) if r["status"] == "error")
+    assert row["advice"] == ui_text.say("es", "vet_unreadable")  # a sentence, not "{}"
+    assert row["resultado"] == "Foto no leída"
 
 
 def test_a_page_scan_says_why_there_is_no_condition_or_heatmap(herd_files):
@@ -122,6 +177,52 @@ def test_one_photo_says_why_it_is_unsure_in_the_answers_language(shared_data):
     assert "Por qué" not in en["advice"] and "Why" not in es["advice"]
     calm = triage_one_for_ui(str(EXAMPLES / "healthy_cow.jpg"), "en")
     assert calm["status"] == "ok" and "Why it is unsure" not in calm["advice"]
+    # written again in the other language from what the tab keeps: the same words
+    for old, new in ((en, es), (es, en)):
+        again = resay_one(old["result"], "es" if new is es else "en")
+        assert again == {k: new[k] for k in WORDS}
+    assert es["result"]["file"] == goat.name  # the name, not the folder
+
+
+def test_the_tab_keeps_the_answer_and_rewrites_it_only_when_it_follows_the_page(tmp_path):
+    """What tabs/vet.py wires: a photo as gradio hands it over unprocessed (preprocess=False),
+    the answer kept, a language switch (relang) and the answer-language radio."""
+    from tabs.vet import _forget_one, vet_answer, vet_relang, vet_resay
+
+    empty = tmp_path / "ab12cd" / "vaca 3.jpg"  # gradio's folder, its name without the "!"
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
+    upload = {"path": str(empty), "orig_name": "vaca! 3.jpg",
+              "meta": {"_type": "gradio.FileData"}}
+    label, badge, advice, heat, kept = vet_answer(upload, "auto", "en")
+    assert label == "Photo not read" and "could not be read as a photo" in advice
+    assert heat["visible"] is False and kept["result"]["file"] == "vaca! 3.jpg"
+    # the page switched to Spanish: the answer follows it, the herd (none) stays as it is
+    said = vet_relang(kept, None, "auto", "es")
+    assert said[0] == "Foto no leída" and "Foto no leída" in said[1]
+    assert ui_text.say("es", "vet_unreadable") in said[2] and "could not" not in said[2]
+    assert all(u == {"__type__": "update"} for u in said[3:])
+    # an answer language the farmer picked stays after a switch; the radio itself rewrites
+    assert all(u == {"__type__": "update"} for u in vet_relang(kept, None, "en", "es"))
+    assert vet_resay(kept, None, "en", "es")[0] == "Photo not read"
+    # a sentence instead of an answer is kept too; a new photo forgets it all
+    herd = vet_resay(None, {"say": "vet_herd_empty"}, "auto", "es")
+    assert ui_text.say("es", "vet_herd_empty") in herd[4] and herd[5] is None
+    assert _forget_one()[:3] == (None, "", "") and _forget_one()[-1] is None
+
+
+def test_the_example_photos_name_their_authors_and_licence_in_words():
+    """A repository path means nothing to a farmer: the label names the source and licence."""
+    credits = (ROOT / "vet" / "examples" / "CREDITS.md").read_text(encoding="utf-8")
+    sources = {(row[3].split(",")[0].strip(), row[4].strip()) for row in
+               (line.split("|") for line in credits.splitlines() if line.startswith("| `"))}
+    assert sources
+    for lang in ("en", "es"):
+        label = ui_text.say(lang, "vet_examples")
+        assert "CREDITS" not in label and "vet/" not in label and ".md" not in label
+        for repo, licence in sources:
+            owner, name = repo.split("/")
+            assert owner in label and name in label and licence in label, (lang, repo)
 
 
 def test_every_status_and_column_reads_in_both_languages_from_ui_strings():

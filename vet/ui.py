@@ -3,7 +3,9 @@
 The app wires these to components: ``label`` -> gr.Label, ``badge`` and
 ``advice`` -> gr.HTML/Markdown, ``heatmap`` -> gr.Image; a herd's ``table`` is
 HTML that wraps to the screen (cards on a phone), and ``csv``/``json`` carry
-every field for the download. Every word comes in the answer language.
+every field for the download. Every word comes in the answer language. Inference and
+words are apart (``triage_*_for_ui`` run the model; ``answer_words``/``herd_words`` and
+``resay_*`` only write), so a language switch writes an answer again without a model run.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from vet.pipeline import Triage, table, triage, triage_many
 log = logging.getLogger("borde.vet")
 
 # Small photos shipped in the repository (licensed rows, held-out source groups of the
-# shipped model; credits in vet/examples/CREDITS.md), so a Space has examples too.
+# shipped model; their credits in CREDITS.md beside them), so a Space has examples too.
 EXAMPLES_DIR = Path(__file__).with_name("examples")
 MISSING = "—"
 STATUSES = ("ok", "uncertain", "not_livestock", "error")  # words: vet_status_<status>
@@ -111,26 +113,50 @@ def advice_markdown(t: Triage, lang: str = "en") -> str:
     return "\n\n".join(x for x in lines if x)
 
 
-def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None) -> dict[str, Any]:
-    """One photo for the tab.
+def answer_words(t: Triage, lang: str = "en") -> dict[str, Any]:
+    """One photo's answer in words: ``{"label", "badge", "advice"}``.
 
-    Returns ``{"label": {name: p} | str, "badge": html, "advice": markdown,
-    "heatmap": PIL.Image | None, "status": str, "result": dict}``. Without a
-    condition to name, ``label`` is the status in words, so the box says why it
-    holds no percentages.
+    Without a condition to name, ``label`` is the status in words, so the box says why it
+    holds no percentages. No model run: a language switch writes the answer again from it.
+    """
+    label: dict[str, float] | str = status_word(t, lang)
+    if t.condition:
+        label = {condition_name(d["label"], lang): d["p"] for d in t.top}
+    return {"label": label, "badge": urgency_badge(t, lang), "advice": advice_markdown(t, lang)}
+
+
+def _as_shown(t: Triage, name: str | None = None) -> Triage:
+    """The answer as the user may see it: the name they uploaded the photo under (``name``;
+    else the path's last part, which gradio keeps but for a few characters such as ``:``
+    or ``!``), never the server's path, in the reason either."""
+    if t.file:
+        full, t.file = t.file, Path(name or t.file).name
+        if t.reason:
+            t.reason = t.reason.replace(full, t.file)
+    return t
+
+
+def triage_one_for_ui(image: Any, lang: str = "en", model: str | None = None,
+                      name: str | None = None) -> dict[str, Any]:
+    """One photo for the tab; ``name``: what the user called it (else the path's name).
+
+    Returns :func:`answer_words` plus ``"heatmap": PIL.Image | None, "status": str,
+    "result": dict`` (the Triage JSON, which :func:`resay_one` writes again in words).
     """
     if image is None:
         t = Triage(file="", status="error", reason="no photo given", reason_code="no_photo",
                    disclaimer=dict(table()["disclaimer"]))
     else:
-        t = triage(image, model=model, heatmap=True)
+        t = _as_shown(triage(image, model=model, heatmap=True), name)
     if t.status == "error" and t.reason:
         log.info("photo not read: %s", t.reason)
-    label: dict[str, float] | str = status_word(t, lang)
-    if t.condition:
-        label = {condition_name(d["label"], lang): d["p"] for d in t.top}
-    return {"label": label, "badge": urgency_badge(t, lang), "advice": advice_markdown(t, lang),
-            "heatmap": t.heatmap, "status": t.status, "result": t.to_json()}
+    return {**answer_words(t, lang), "heatmap": t.heatmap, "status": t.status,
+            "result": t.to_json()}
+
+
+def resay_one(result: dict[str, Any], lang: str = "en") -> dict[str, Any]:
+    """:func:`answer_words` for a kept Triage JSON (``triage_one_for_ui``'s ``result``)."""
+    return answer_words(Triage(**result), lang)
 
 
 def table_headers(lang: str = "en") -> list[str]:
@@ -223,15 +249,62 @@ def herd_table(results: list[Triage], lang: str = "en") -> str:
             f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def herd_csv(results: list[Triage], lang: str = "en") -> str:
-    """Every photo's row in words, then every field of its answer (codes and numbers)."""
+# herd.csv: herd.json's fields under its names, the answer first, the numbers for logs last;
+# the words the table shows follow the code they say (the status, then the result in
+# words), under the table's column name in the answer's language.
+CSV_ORDER = ("file", "status", "species", "species_p", "condition", "confidence", "urgency",
+             "reason_code", "reason_about", "advice", "disclaimer", "top", "reason",
+             "livestock_p", "ood_distance", "energy")
+WORDS_AFTER = {"status": "result", "species": "species", "condition": "condition",
+               "urgency": "urgency", "reason_code": "why"}
+
+
+def csv_headers(lang: str = "en") -> list[str]:
+    """herd.csv's one header row: each name once (a column of words named like a field,
+    English "species", reads "species in words")."""
+    fields = _csv_fields()
+    heads = []
+    for k in fields:
+        heads.append(k)
+        if k in WORDS_AFTER:
+            word = say(lang, f"vet_col_{WORDS_AFTER[k]}")
+            heads.append(say(lang, "vet_csv_words", name=word) if word in fields else word)
+    return heads
+
+
+def _csv_fields() -> list[str]:
+    """:data:`CSV_ORDER`, then any field it does not name yet (none is ever left out)."""
     fields = [k for k in Triage.__dataclass_fields__ if k != "heatmap"]
+    return [k for k in CSV_ORDER if k in fields] + [k for k in fields if k not in CSV_ORDER]
+
+
+def _csv_words(t: Triage, column: str, lang: str) -> str:
+    """A code in words, for herd.csv ("" where there is nothing to say)."""
+    if column == "result":
+        return status_word(t, lang)
+    if column == "species":
+        return species_word(t.species, lang) if t.species else ""
+    if column == "condition":
+        return condition_name(t.condition, lang) if t.condition else ""
+    if column == "urgency":
+        return table()["urgency"][t.urgency][lang] if t.urgency else ""
+    return why_uncertain(t, lang)
+
+
+def herd_csv(results: list[Triage], lang: str = "en") -> str:
+    """Every field of every answer (codes and numbers), each code followed by its words, in
+    table order: one header row (:func:`csv_headers`), one row a photo."""
+    lang = _lang(lang)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table_headers(lang) + fields)
-    for t, row in zip(herd_order(results), herd_rows(results, lang), strict=True):
-        data = t.to_json()
-        writer.writerow(row + [_cell(data[k], lang) for k in fields])
+    writer.writerow(csv_headers(lang))
+    for t in herd_order(results):
+        data, row = t.to_json(), []
+        for k in _csv_fields():
+            row.append(advice_text(t, lang) if k == "advice" else _cell(data[k], lang))
+            if k in WORDS_AFTER:
+                row.append(_csv_words(t, WORDS_AFTER[k], lang))
+        writer.writerow(row)
     return buf.getvalue()
 
 
@@ -248,17 +321,36 @@ def herd_json(results: list[Triage]) -> str:
     return json.dumps([t.to_json() for t in herd_order(results)], ensure_ascii=False, indent=1)
 
 
-def triage_many_for_ui(paths: list[Any], lang: str = "en",
-                       model: str | None = None) -> dict[str, Any]:
-    """A herd for the tab: ``{"rows", "headers", "table", "alert", "red", "csv", "json"}``.
+def herd_words(results: list[Triage], lang: str = "en") -> dict[str, Any]:
+    """A herd's answers in words: ``{"rows", "headers", "table", "alert", "red", "csv",
+    "json"}``. No model run: a language switch writes the herd again from it.
 
-    ``red`` holds the indices of rows with a notifiable suspicion (always the
-    first rows); ``table`` is the HTML the tab shows.
+    ``red`` holds the indices of rows with a notifiable suspicion (always the first rows);
+    ``table`` is the HTML the tab shows.
     """
-    files = [getattr(p, "name", p) for p in (paths or [])]
-    results = triage_many(files, model=model, policy="release")
     ordered = herd_order(results)
     return {"rows": herd_rows(results, lang), "headers": table_headers(lang),
             "table": herd_table(results, lang), "alert": herd_alert(results, lang),
             "red": [i for i, t in enumerate(ordered) if notifiable(t)],
             "csv": herd_csv(results, lang), "json": herd_json(results)}
+
+
+def triage_many_for_ui(paths: list[Any], lang: str = "en", model: str | None = None,
+                       names: list[str | None] | None = None) -> dict[str, Any]:
+    """A herd for the tab: :func:`herd_words` plus ``"results"`` (each photo's Triage JSON,
+    in upload order, which :func:`resay_herd` writes again in words). A photo's ``file`` is
+    the name it was uploaded under (``names``, one a path; else the path's name), never the
+    server's path."""
+    files = [getattr(p, "name", p) for p in (paths or [])]
+    names = list(names or []) + [None] * (len(files) - len(names or []))
+    results = [_as_shown(t, n) for t, n in
+               zip(triage_many(files, model=model, policy="release"), names, strict=True)]
+    for t in results:
+        if t.status == "error" and t.reason:
+            log.info("photo not read: %s: %s", t.file, t.reason)
+    return {**herd_words(results, lang), "results": [t.to_json() for t in results]}
+
+
+def resay_herd(results: list[dict[str, Any]], lang: str = "en") -> dict[str, Any]:
+    """:func:`herd_words` for kept Triage JSON (``triage_many_for_ui``'s ``results``)."""
+    return herd_words([Triage(**r) for r in results], lang)

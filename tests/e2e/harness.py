@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -140,10 +141,13 @@ def switch_language(page, name: str = "Español", tries: int = 4) -> None:
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    box = page.get_by_role("combobox", name="Language")
+    box = page.get_by_role("combobox", name=re.compile(r"^(Language|Idioma)$"))
+    # the footer's own button, in either language (a label may say "settings" too)
+    settings = page.locator("footer button",
+                            has_text=re.compile(r"^\s*(Settings|Configuración)\s*$"))
     for attempt in range(tries):
         if not page.locator("[role=dialog]").first.is_visible():  # else it is opening
-            page.get_by_text("Settings").first.click()
+            settings.first.click()
         try:
             box.wait_for(timeout=10_000)
             break
