@@ -13,6 +13,8 @@ import logging
 import os
 from pathlib import Path
 
+if __name__ == "__main__":  # before tabs.common, whose start-up check of the base logs
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 if os.environ.get("SPACES_ZERO_GPU"):  # ZeroGPU wants spaces imported before torch
     import spaces  # noqa: F401
 
@@ -92,7 +94,6 @@ def launch_kwargs() -> dict:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if os.environ.get("BORDE_WARM_IMPORTS", "1") != "0":
         # On ZeroGPU the answers run in a GPU worker: imports only, no CPU warm-up answer.
         warm_imports(WARM_IMPORTS, then=None if zero_gpu_enabled() else vet_ui.warm_up)

@@ -9,8 +9,12 @@ what is missing and how to point at a local copy, instead of letting
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +29,14 @@ ENV_FEW_STEP = "LORA_FEW_STEP_LORA"
 
 # Seconds we give the Hub to answer before calling a model unreachable.
 HUB_TIMEOUT_S = 5.0
+# Seconds the tab's one start-up look at the base model may take in all: the Hub answers
+# in well under one when it is there; a network that drops packets must not hold the app.
+BASE_CHECK_S = 3.0
+# The SDXL parts whose weights from_pretrained loads (and downloads from a Hub id).
+SDXL_WEIGHTS = ("unet", "vae", "text_encoder", "text_encoder_2")
+_WEIGHT_SUFFIXES = (".safetensors", ".bin")
+
+log = logging.getLogger("borde.lora")
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -138,3 +150,120 @@ def availability(ref: str | None) -> str:
     if _from_cache(ref):
         return "cached"
     return "missing" if hub_offline() else "hub"
+
+
+@dataclass(frozen=True)
+class BaseCheck:
+    """Whether the base model can be had, found without downloading it.
+
+    ``state``: ``local`` (a folder that loads), ``cached`` (a Hub id already downloaded),
+    ``hub`` (the Hub answered for it: downloaded on first use), ``broken`` (there, but not
+    a diffusers SDXL) or ``missing``. ``download_bytes``: what a ``hub`` base downloads.
+    """
+
+    state: str
+    download_bytes: int | None = None
+
+
+def check_base(ref: str, timeout: float = BASE_CHECK_S) -> BaseCheck:
+    """One bounded look at the base model: never downloads, never waits past ``timeout``."""
+    folder = Path(ref).expanduser()
+    if folder.exists():
+        problem = sdxl_folder_problem(folder)
+        if problem:
+            log.warning("base model %s will not load: %s", ref, problem)
+        return BaseCheck("broken" if problem else "local")
+    if looks_like_path(ref):
+        return BaseCheck("missing")
+    cached = _from_cache(ref)
+    if cached and not sdxl_folder_problem(Path(cached)):
+        return BaseCheck("cached")
+    if hub_offline():
+        return BaseCheck("missing")
+    return _ask_hub(ref, timeout)
+
+
+def sdxl_folder_problem(folder: Path) -> str | None:
+    """Why ``folder`` would not load as a diffusers SDXL pipeline; None when it would.
+
+    Reads only the index and lists the parts' folders: loading SDXL to find out would
+    read 7-14 GB.
+    """
+    try:
+        index = json.loads((folder / "model_index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"no readable model_index.json ({type(exc).__name__})"
+    entries = index.items() if isinstance(index, dict) else []
+    listed = {part for part, entry in entries if isinstance(entry, list) and entry and entry[0]}
+    if not set(SDXL_WEIGHTS) <= listed:
+        return "model_index.json does not list a UNet and two text encoders: not SDXL"
+    for part in sorted(listed):
+        if not (folder / part).is_dir():
+            return f"{part}/ is missing"
+    for part in SDXL_WEIGHTS:
+        files = list((folder / part).iterdir()) if (folder / part).is_dir() else []
+        if not (folder / part / "config.json").is_file():
+            return f"{part}/config.json is missing"
+        if not any(f.name.endswith(_WEIGHT_SUFFIXES) for f in files):
+            return f"{part}/ holds no weights"
+    return None
+
+
+def _ask_hub(repo_id: str, timeout: float) -> BaseCheck:
+    """The Hub's file list for ``repo_id``, given ``timeout`` seconds in all.
+
+    Asked from a daemon thread, because a name lookup is not bound by the HTTP timeout; a
+    thread still waiting afterwards holds nothing and ends with the process.
+    """
+    answer: dict[str, object] = {}
+
+    def ask() -> None:
+        try:
+            answer["files"] = _hub_files(repo_id, timeout)
+        except Exception as exc:  # noqa: BLE001 - network, 404, auth: all "missing"
+            answer["error"] = exc
+
+    t0 = time.perf_counter()
+    worker = threading.Thread(target=ask, name="borde-base-check", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    files = answer.get("files")
+    if not isinstance(files, dict):
+        error = answer.get("error")
+        why = (str(error).strip().splitlines() or [type(error).__name__])[0][:160] if error \
+            else f"no answer in {timeout:g} s"
+        log.warning("base model %s: the Hub did not answer for it (%s, %.1f s)", repo_id, why,
+                    time.perf_counter() - t0)
+        return BaseCheck("missing")
+    if "model_index.json" not in files:
+        log.warning("base model %s: the Hub repo is not a diffusers pipeline", repo_id)
+        return BaseCheck("broken")
+    return BaseCheck("hub", download_bytes(files))
+
+
+def _hub_files(repo_id: str, timeout: float) -> dict[str, int]:
+    """{file name: bytes} of the repo; HF_ENDPOINT read now, as the offline flag is."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+    info = api.model_info(repo_id, files_metadata=True, timeout=timeout)
+    return {s.rfilename: int(s.size or 0) for s in info.siblings or []}
+
+
+def download_bytes(files: dict[str, int]) -> int | None:
+    """What ``from_pretrained`` (no variant) fetches: each part's plain weights,
+    safetensors where the repo has them; None when the list shows no weights."""
+    total = 0
+    for part in SDXL_WEIGHTS:
+        for suffix in _WEIGHT_SUFFIXES:
+            sizes = [size for name, size in files.items() if _plain_weights(name, part, suffix)]
+            if sizes:
+                total += sum(sizes)
+                break
+    return total or None
+
+
+def _plain_weights(name: str, part: str, suffix: str) -> bool:
+    """``unet/diffusion_pytorch_model.safetensors`` (or a shard), not ``....fp16.safetensors``."""
+    folder, _, file = name.rpartition("/")
+    return folder == part and file.endswith(suffix) and "." not in file[: -len(suffix)]

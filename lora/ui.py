@@ -4,7 +4,8 @@
 app.py can write ``@gpu(duration=gpu_duration)`` on a handler with that signature.
 What the tab says is decided here as codes (:func:`model_state`, :func:`error_code`,
 :func:`check_style_file`) and put into words by the caller's ``say``; the exceptions'
-own text, written for developers, goes to the log only.
+own text, written for developers, goes to the log only. A sentence kept to be said again
+(after a language switch) is a :data:`Said`: its key and its fields.
 """
 
 from __future__ import annotations
@@ -20,11 +21,21 @@ from typing import Any
 from ondemand import last_fallback
 
 from .lora_file import BadLoraFile, LoraFile, inspect
-from .models import _HUB_ID, ModelUnavailable, availability, base_from_env, lora_from_env
+from .models import (
+    _HUB_ID,
+    BASE_CHECK_S,
+    ModelUnavailable,
+    availability,
+    base_from_env,
+    check_base,
+    lora_from_env,
+)
 from .pipeline import FEW_STEP_RANGE, MAX_SEED, generate_with_settings
 
 log = logging.getLogger("borde.lora")
 Say = Callable[..., str]
+# A sentence as a code: its ui_strings key and the fields it is filled with.
+Said = tuple[str, dict[str, str]]
 
 EXAMPLE_PROMPTS = [
     "a cyber-monocle in the style of an 1890 engraving",
@@ -137,16 +148,18 @@ def generate_for_ui(
 
 @dataclass(frozen=True)
 class ModelState:
-    """Which base and style LoRA the tab would use, as codes (see ``models.availability``)."""
+    """Which base and style LoRA the tab would use, as codes (see ``models.check_base`` and
+    ``models.availability``)."""
 
     base: str
-    base_state: str  # local | cached | hub | missing
+    base_state: str  # local | cached | hub | broken | missing
     lora: str | None
     lora_state: str  # none | local | cached | hub | missing
+    base_gb: int | None = None  # hub: about how many GB the first image downloads
 
     @property
     def can_run(self) -> bool:
-        return self.base_state != "missing"
+        return self.base_state in ("local", "cached", "hub")
 
     @property
     def style(self) -> str:
@@ -154,17 +167,26 @@ class ModelState:
         return self.lora if self.lora and self.lora_state != "missing" else ""
 
 
-def model_state(base: str | None = None, lora: str | None = None) -> ModelState:
-    """What is there before any click; never downloads."""
+def model_state(base: str | None = None, lora: str | None = None,
+                timeout: float = BASE_CHECK_S) -> ModelState:
+    """What is there before any click: one look, at most ``timeout`` seconds, no download."""
     base = base or base_from_env()
     lora = lora if lora is not None else lora_from_env()
-    return ModelState(base, availability(base), lora, availability(lora))
+    t0 = time.perf_counter()
+    found = check_base(base, timeout)
+    log.info("base model %s: %s, seen in %.2f s", base, found.state, time.perf_counter() - t0)
+    size = found.download_bytes
+    return ModelState(base, found.state, lora, availability(lora),
+                      max(1, round(size / 1e9)) if size else None)
 
 
 def status_keys(state: ModelState) -> tuple[str, str]:
     """The ui_strings keys of the tab's two up-front lines: the base, then the style."""
     style = {"none": "none", "missing": "missing"}.get(state.lora_state, "ok")
-    return f"lora_base_{state.base_state}", f"lora_style_{style}"
+    base = state.base_state
+    if base == "hub" and not state.base_gb:
+        base = "hub_unsized"
+    return f"lora_base_{base}", f"lora_style_{style}"
 
 
 def check_style_file(path: str | None, base: str | None = None) -> LoraFile | None:
@@ -172,7 +194,7 @@ def check_style_file(path: str | None, base: str | None = None) -> LoraFile | No
     if not path:
         return None
     if not str(path).lower().endswith(".safetensors"):
-        raise BadLoraFile("not_safetensors", f"{Path(path).name}: not a .safetensors file")
+        raise BadLoraFile("wrong_name", f"{Path(path).name}: the name is not *.safetensors")
     state_base = base or base_from_env()
     return inspect(path, state_base if availability(state_base) == "local" else None)
 
@@ -201,3 +223,9 @@ def error_code(exc: BaseException) -> str:
     if isinstance(exc, ModelUnavailable):
         return {"base model": "base", "LoRA": "style"}.get(exc.what, "few_step")
     return "other"
+
+
+def error_said(exc: BaseException) -> Said:
+    """The sentence for ``exc``: ``lora_err_<code>`` and its fields (a LoRA's base)."""
+    fields = dict(exc.fields) if isinstance(exc, BadLoraFile) else {}
+    return f"lora_err_{error_code(exc)}", fields

@@ -23,9 +23,9 @@ QUEUE_MAX = int(os.environ.get("BORDE_QUEUE_MAX", "16"))
 MAX_PAGES = int(os.environ.get("BORDE_MAX_PAGES", "3000"))
 # Uploads and outputs older than an hour are swept every hour.
 DELETE_CACHE = (3600, 3600)
-LORA = lora_ui.model_state()  # which base and style LoRA are there, known before any click
+LORA = lora_ui.model_state()  # which base and style LoRA are there (one look, 3 s at most)
 FACTS = {"max_upload": ui_text.size_words(MAX_FILE_SIZE), "max_pages": MAX_PAGES,
-         "base": LORA.base, "lora": LORA.lora or ""}
+         "base": LORA.base, "lora": LORA.lora or "", "base_gb": LORA.base_gb or ""}
 I18N = gr.I18n(**ui_text.i18n_tables(FACTS))
 t = I18N
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ui_text
 from lora.lora_file import BadLoraFile
 from lora.models import ModelUnavailable
 from ui_text import sayer
@@ -494,9 +495,7 @@ def test_ui_helpers(tiny, trained, tmp_path, monkeypatch):
 
 def test_a_style_lora_file_is_checked_from_its_header(tiny, trained, tmp_path):
     """The trainer's own files pass in both formats; a model, junk, or an SD 1.5 LoRA do not."""
-    import torch
-    from safetensors.torch import save_file
-
+    from lora import ui
     from lora.lora_file import inspect
 
     diffusers = inspect(trained / "pytorch_lora_weights.safetensors", tiny)
@@ -505,22 +504,261 @@ def test_a_style_lora_file_is_checked_from_its_header(tiny, trained, tmp_path):
     assert diffusers.context_dim == kohya.context_dim == 64  # the tiny SDXL's width
     junk = tmp_path / "junk.safetensors"
     junk.write_bytes(b"not a tensor file")
-    sd15 = tmp_path / "sd15.safetensors"
-    key = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k"
-    save_file({f"{key}.lora_down.weight": torch.zeros(4, 768),
-               f"{key}.lora_up.weight": torch.zeros(320, 4)}, str(sd15))
-    cases = {junk: "not_safetensors", sd15: "other_model",
+    sdxl = save_lora(tmp_path / "sdxl.safetensors", SDXL_KOHYA)  # 2048 wide: not the tiny's 64
+    cases = {junk: "not_safetensors", save_lora(tmp_path / "sd15.safetensors", SD15_KOHYA):
+             "other_base", sdxl: "other_model",
              tiny / "unet" / "diffusion_pytorch_model.safetensors": "no_lora"}
     for path, code in cases.items():
         with pytest.raises(BadLoraFile) as bad:
             inspect(path, tiny)
         assert bad.value.code == code, path
-    assert inspect(sd15).format == "kohya"  # without a local base, the width is not judged
-    with pytest.raises(BadLoraFile, match="not_safetensors"):
-        from lora import ui
-
+    assert inspect(sdxl).family == "SDXL"  # without a local base, the width is not compared
+    with pytest.raises(BadLoraFile) as bad:
         ui.check_style_file(str(ROOT / "README.md"), base=str(tiny))
+    assert bad.value.code == "wrong_name"
+    assert words("en", ui.error_said(bad.value)).startswith(
+        "This file's name does not end in .safetensors")
     assert 0 <= ui.random_seed() < 2**32 and ui.EXAMPLE_PROMPTS
+
+
+def words(lang: str, said: tuple[str, dict]) -> str:
+    """A kept sentence (``lora.ui.Said``) as the tab writes it."""
+    key, fields = said
+    return sayer(lang)(key, **fields)
+
+
+# Real LoRA layouts, shrunk to rank 4: the names and widths each trainer writes.
+ATTN2_K = "down_blocks_1_attentions_0_transformer_blocks_0_attn2_to_k"
+SD15_KOHYA = {  # kohya-ss for SD 1.5: lora_te_ (one text encoder), cross-attention 768 wide
+    f"lora_unet_{ATTN2_K}.lora_down.weight": (4, 768),
+    f"lora_unet_{ATTN2_K}.lora_up.weight": (640, 4),
+    "lora_te_text_model_encoder_layers_0_self_attn_k_proj.lora_down.weight": (4, 768),
+}
+SD15_DIFFUSERS = {  # diffusers' older attention-processor naming, SD 1.5
+    "unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.processor.to_k_lora.down.weight":
+        (4, 768),
+    "unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.processor.to_k_lora.up.weight":
+        (320, 4),
+}
+SD15_TEXT_ONLY = {"lora_te_text_model_encoder_layers_0_self_attn_k_proj.lora_down.weight":
+                  (4, 768)}
+SD2_KOHYA = {f"lora_unet_{ATTN2_K}.lora_down.weight": (4, 1024),
+             f"lora_unet_{ATTN2_K}.lora_up.weight": (640, 4)}
+SDXL_KOHYA = {  # kohya-ss for SDXL: LDM block names, te1 and te2, cross-attention 2048 wide
+    "lora_unet_input_blocks_4_1_transformer_blocks_0_attn2_to_k.lora_down.weight": (4, 2048),
+    "lora_unet_input_blocks_4_1_transformer_blocks_0_attn2_to_k.lora_up.weight": (640, 4),
+    "lora_te1_text_model_encoder_layers_0_self_attn_k_proj.lora_down.weight": (4, 768),
+    "lora_te2_text_model_encoder_layers_0_self_attn_k_proj.lora_down.weight": (4, 1280),
+}
+SDXL_DIFFUSERS = {  # PEFT naming as diffusers saves it; the UNet alone, so the width tells
+    "unet.down_blocks.1.attentions.0.transformer_blocks.0.attn2.to_k.lora_A.weight": (4, 2048),
+    "unet.down_blocks.1.attentions.0.transformer_blocks.0.attn2.to_k.lora_B.weight": (640, 4),
+    "unet.down_blocks.1.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight": (4, 640),
+}
+FLUX_DIFFUSERS = {"transformer.single_transformer_blocks.0.attn.to_k.lora_A.weight": (4, 3072)}
+SD3_DIFFUSERS = {"transformer.transformer_blocks.0.attn.to_k.lora_A.weight": (4, 1536)}
+
+
+def save_lora(path: Path, shapes: dict[str, tuple[int, ...]]) -> Path:
+    """A real safetensors file with these tensor names and shapes (small random values)."""
+    import torch
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    tensors = {name: torch.randn(*shape) * 0.01 for name, shape in shapes.items()}
+    for name in list(tensors):
+        if name.endswith(".lora_down.weight"):
+            tensors[name.replace(".lora_down.weight", ".alpha")] = torch.tensor(4.0)
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    return path
+
+
+@pytest.mark.parametrize("shapes, family", [
+    (SD15_KOHYA, "SD 1.5"), (SD15_DIFFUSERS, "SD 1.5"), (SD15_TEXT_ONLY, "SD 1.5"),
+    (SD2_KOHYA, "SD 2"), (FLUX_DIFFUSERS, "Flux")])
+def test_a_lora_for_another_base_is_refused_saying_which(shapes, family, tmp_path):
+    from lora import ui
+
+    path = save_lora(tmp_path / "style.safetensors", shapes)
+    with pytest.raises(BadLoraFile) as bad:
+        ui.check_style_file(str(path))
+    assert (bad.value.code, bad.value.fields) == ("other_base", {"family": family})
+    said = ui.error_said(bad.value)
+    assert words("en", said) == f"This LoRA was made for {family}; this tab needs an SDXL LoRA."
+    assert words("es", said) == \
+        f"Este LoRA se hizo para {family}; esta pestaña necesita un LoRA de SDXL."
+
+
+def test_sdxl_loras_in_kohya_and_diffusers_naming_are_accepted(tmp_path):
+    from lora import ui
+
+    kohya = ui.check_style_file(str(save_lora(tmp_path / "k.safetensors", SDXL_KOHYA)))
+    diffusers = ui.check_style_file(str(save_lora(tmp_path / "d.safetensors", SDXL_DIFFUSERS)))
+    assert (kohya.format, kohya.family, kohya.context_dim) == ("kohya", "SDXL", 2048)
+    assert (diffusers.format, diffusers.family, diffusers.context_dim) == \
+        ("diffusers", "SDXL", 2048)
+    with pytest.raises(BadLoraFile) as sd3:  # a transformer, not a UNet: not SDXL either
+        ui.check_style_file(str(save_lora(tmp_path / "sd3.safetensors", SD3_DIFFUSERS)))
+    assert sd3.value.code == "not_sdxl"
+
+
+def test_a_text_file_named_safetensors_is_said_to_be_no_lora_not_a_wrong_name(tmp_path):
+    from lora import lora_file, ui
+
+    text = tmp_path / "x.safetensors"
+    text.write_text("these are my notes about the engraving style\n", encoding="utf-8")
+    with pytest.raises(BadLoraFile) as bad:
+        ui.check_style_file(str(text))
+    assert bad.value.code == "not_safetensors"
+    said = ui.error_said(bad.value)
+    assert words("en", said) == \
+        "This file is not a LoRA in safetensors format (it could not be read as one)."
+    assert words("es", said) == \
+        "Este archivo no es un LoRA en formato safetensors (no se pudo leer como tal)."
+    # every code has its own sentence in both languages, and only the name code talks names
+    for lang in ("en", "es"):
+        said = {code: ui_text.say(lang, f"lora_err_file_{code}", family="SD 1.5")
+                for code in lora_file.CODES}
+        assert len(set(said.values())) == len(lora_file.CODES)
+        assert [c for c, w in said.items() if "termina" in w or "end in" in w] == ["wrong_name"]
+
+
+# --- the base model, looked at once before any click ------------------------------------------
+
+
+def test_base_check_of_folders_answers_at_once(tiny, tmp_path):
+    import shutil
+    import time
+
+    from lora import ui
+    from lora.models import check_base
+
+    broken = tmp_path / "half-copied"
+    shutil.copytree(tiny, broken, ignore=shutil.ignore_patterns("diffusion_pytorch_model*"))
+    cases = {str(tiny): ("local", True), str(tmp_path / "nowhere"): ("missing", False),
+             str(broken): ("broken", False), str(tiny / "unet"): ("broken", False)}
+    for ref, (state, runs) in cases.items():
+        t0 = time.perf_counter()
+        found = ui.model_state(ref, "", timeout=1.0)
+        assert time.perf_counter() - t0 < 1.0, ref
+        assert (found.base_state, found.can_run) == (state, runs), ref
+        assert check_base(ref, 1.0).state == state
+    assert ui.status_keys(ui.model_state(str(broken), ""))[0] == "lora_base_broken"
+
+
+def _check_elsewhere(refs: list[str], env: dict[str, str], timeout: float) -> list[dict]:
+    """``ui.model_state`` for each ref in a fresh Python with ``env``: huggingface_hub reads
+    HF_HUB_OFFLINE when it is imported, so the offline switch cannot flip in this process."""
+    code = ("import json, sys, time\nfrom lora import ui\nfor ref in sys.argv[1:]:\n"
+            "    t0 = time.perf_counter()\n"
+            f"    s = ui.model_state(ref, '', timeout={timeout})\n"
+            "    print(json.dumps({'state': s.base_state, 'gb': s.base_gb, 'can_run': s.can_run,"
+            " 'key': ui.status_keys(s)[0], 's': time.perf_counter() - t0}))\n")
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT")}
+    proc = subprocess.run([sys.executable, "-c", code, *refs], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env={**clean, "NO_PROXY": "127.0.0.1,localhost", **env})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+SDXL_REPO_FILES = {  # stabilityai/stable-diffusion-xl-base-1.0's layout, sizes in bytes
+    "model_index.json": 609, "sd_xl_base_1.0.safetensors": 6_938_078_334,
+    "unet/config.json": 1_680, "unet/diffusion_pytorch_model.safetensors": 10_270_077_736,
+    "unet/diffusion_pytorch_model.fp16.safetensors": 5_135_149_760,
+    "text_encoder/model.safetensors": 492_265_168,
+    "text_encoder/model.fp16.safetensors": 246_144_152,
+    "text_encoder_2/model.safetensors": 2_778_702_264,
+    "vae/diffusion_pytorch_model.safetensors": 334_643_268,
+    "vae_1_0/diffusion_pytorch_model.safetensors": 334_643_268,
+}
+
+
+class FakeHub:
+    """A Hub API on a loopback port: ``model_info`` for three repos, or no answer at all."""
+
+    def __init__(self, silent: bool = False) -> None:
+        import http.server
+        import json
+        import socket
+        import threading
+
+        self.silent = silent
+        if silent:  # accepts the connection (the backlog does) and never says a word
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", 0))
+            self.sock.listen(8)
+            self.port = self.sock.getsockname()[1]
+            return
+        repos = {"owner/sdxl": SDXL_REPO_FILES,
+                 "owner/one-file": {"sd_xl_base_1.0.safetensors": 6_938_078_334}}
+
+        class Api(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the http.server name
+                repo = self.path.split("?")[0].removeprefix("/api/models/")
+                if repo not in repos:
+                    self.send_error(404)
+                    return
+                body = json.dumps({"id": repo, "siblings": [
+                    {"rfilename": n, "size": s} for n, s in repos[repo].items()]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Api)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        if self.silent:
+            self.sock.close()
+        else:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def test_base_check_of_hub_ids_never_waits_past_its_timeout(tmp_path):
+    from tests.e2e.harness import free_port
+
+    sdxl = "stabilityai/stable-diffusion-xl-base-1.0"
+    empty = {"HF_HOME": str(tmp_path / "hf")}  # nothing downloaded before
+    offline, = _check_elsewhere([sdxl], {**empty, "HF_HUB_OFFLINE": "1"}, 3.0)
+    assert (offline["state"], offline["key"], offline["can_run"]) == \
+        ("missing", "lora_base_missing", False)
+    assert offline["s"] < 3.0
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: the connection is refused
+    refused, = _check_elsewhere([sdxl], {**empty, "HF_ENDPOINT": closed}, 3.0)
+    assert (refused["state"], refused["can_run"]) == ("missing", False)
+    assert refused["s"] < 3.0
+    hub = FakeHub(silent=True)
+    try:
+        silent, = _check_elsewhere([sdxl], {**empty, "HF_ENDPOINT": hub.url}, 1.0)
+    finally:
+        hub.close()
+    assert silent["state"] == "missing" and 0.9 < silent["s"] < 2.0  # the bound, not a hang
+    hub = FakeHub()
+    try:
+        answers = _check_elsewhere(["owner/sdxl", "owner/one-file", "owner/no-such-model"],
+                                   {**empty, "HF_ENDPOINT": hub.url}, 3.0)
+    finally:
+        hub.close()
+    assert [(a["state"], a["can_run"]) for a in answers] == \
+        [("hub", True), ("broken", False), ("missing", False)]
+    assert answers[0]["gb"] == 14  # the plain weights of the four parts, not fp16 or vae_1_0
+    assert "about 14 GB" in ui_text.say("en", answers[0]["key"], base="owner/sdxl", base_gb=14)
+    assert "unos 14 GB" in ui_text.say("es", answers[0]["key"], base="owner/sdxl", base_gb=14)
 
 
 def test_estimate_warns_only_when_16_gb_is_not_enough():

@@ -219,6 +219,11 @@ def test_every_ui_string_is_spanish_on_the_spanish_page(app_url, tmp_path):
                     page.wait_for_timeout(300)
                     texts.append(page_text(page))
                     page.get_by_label(tables[lang]["archive_unit_figure"]).check()
+                    # a dropdown's choices are on the page only while it is open
+                    page.locator("#archive-resize input").click()
+                    page.get_by_role("option").first.wait_for(timeout=10_000)
+                    texts.append(" \n".join(page.get_by_role("option").all_inner_texts()))
+                    page.keyboard.press("Escape")
                 texts.append(page_text(page))
                 page.screenshot(path=str(shots / f"{lang}_{i + 1}_{name.split()[0]}.png"),
                                 full_page=True)
