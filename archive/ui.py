@@ -31,7 +31,7 @@ from archive import captioner
 from archive.apply import apply, read_dataset
 from archive.decisions import DUPLICATE, Key
 from archive.decisions import load as load_decisions
-from archive.errors import ArchiveError, reason_of
+from archive.errors import CODES, CRASH_CODES, ArchiveError, reason_of
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
@@ -66,31 +66,7 @@ REASON_KEYS = {
     CURATOR_REASONS["drop"]: "archive_reason_curator_dropped",
 }
 # Every reason code of an ArchiveError (archive/errors.py) and of a crash, as ui_strings keys.
-ERROR_KEYS = {
-    "no_file": "archive_error_no_file", "empty": "archive_error_empty",
-    "not_pdf": "archive_error_not_pdf", "corrupt": "archive_error_corrupt",
-    "encrypted": "archive_error_encrypted", "wrong_password": "archive_error_wrong_password",
-    "no_pages": "archive_error_no_pages", "too_many_pages": "archive_error_too_many_pages",
-    "no_input": "archive_error_no_input", "bad_option": "archive_error_bad_option",
-    "caption_long": "archive_error_caption_long",
-    "caption_malformed": "archive_error_caption_malformed",
-    "caption_field": "archive_error_caption_field", "no_folder": "archive_error_no_folder",
-    "read_only": "archive_error_read_only", "exists": "archive_error_exists",
-    "partial_left": "archive_error_partial_left", "disk_full": "archive_error_disk_full",
-    "write_failed": "archive_error_write_failed",
-    "decisions_unreadable": "archive_error_decisions_unreadable",
-    "decisions_columns": "archive_error_decisions_columns",
-    "decisions_value": "archive_error_decisions_value",
-    "decisions_numbers": "archive_error_decisions_numbers",
-    "dataset_old": "archive_error_dataset_old",
-    "dataset_unreadable": "archive_error_dataset_unreadable",
-    "not_stored": "archive_error_not_stored", "same_name": "archive_error_same_name",
-    "no_data_dir": "archive_error_no_data_dir", "outside_data": "archive_error_outside_data",
-    "not_in_data": "archive_error_not_in_data", "cluster": "archive_error_cluster",
-    "parts_in_use": "archive_error_parts_in_use",
-    "other": "archive_error_other", "crash": "archive_error_crash",
-    "out_of_memory": "archive_error_out_of_memory",
-}
+ERROR_KEYS = {code: f"archive_error_{code}" for code in {**CODES, **CRASH_CODES}}
 # What a message says, as ui_strings keys and their fields, so it can be said again in
 # another language (Settings -> Language): a list of (key, fields) and literal strings;
 # a field may itself be such a list.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness import browser, chromium_path, running_app, shots_dir
+from tests.e2e.harness import browser, shots_dir
 from tests.pdf_factory import chapbook_pages, scans_pdf
 from ui_text import say
 
@@ -32,13 +32,6 @@ CAPTION_OVER_CROP = """() => [...document.querySelectorAll('#archive-review .thu
         const h = Math.max(0, Math.min(i.bottom, c.bottom) - Math.max(i.top, c.top));
         return w * h / (i.width * i.height); })"""
 WIDTH = "sel => document.querySelector(sel).getBoundingClientRect().width"
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    chromium_path()  # skip (or fail in CI) before paying for the app start
-    with running_app() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

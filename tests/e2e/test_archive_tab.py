@@ -7,7 +7,7 @@ import pytest
 
 from archive.apply import read_dataset
 from archive.review import by_doubt
-from tests.e2e.harness import browser, build_in_tab, chromium_path, running_app, shots_dir
+from tests.e2e.harness import browser, build_in_tab, shots_dir
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
 from tests.zips import kept_by_key, region_rows
 
@@ -19,13 +19,6 @@ GRADIO_OVERLAYS = """() => [...document.querySelectorAll('[data-testid=status-tr
 # every image the selector finds has loaded and has pixels
 SHOWN = """sel => [...document.querySelectorAll(sel)]
     .every(i => i.complete && i.naturalWidth > 0)"""
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    chromium_path()  # skip (or fail in CI) before paying for the app start
-    with running_app() as url:
-        yield url
 
 
 def test_upload_a_scan_and_download_the_dataset(app_url, shared_data, tmp_path):

@@ -15,9 +15,7 @@ import pytest
 import ui_text
 from tests.e2e.harness import (
     browser,
-    chromium_path,
     page_text,
-    running_app,
     shots_dir,
     switch_language,
 )
@@ -28,13 +26,6 @@ EXAMPLES = ROOT / "vet" / "examples"
 TABS = {"en": ["Vet Scanner", "Archive → Dataset", "Imperial LoRA"],
         "es": ["Escáner veterinario", "Archivo → Dataset", "LoRA imperial"]}
 HERD_TAB = {"en": "Herd (many photos)", "es": "Rebaño (varias fotos)"}
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    chromium_path()  # skip (or fail in CI) before paying for the app start
-    with running_app() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

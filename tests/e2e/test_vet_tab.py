@@ -19,9 +19,7 @@ import pytest
 import ui_text
 from tests.e2e.harness import (
     browser,
-    chromium_path,
     page_text,
-    running_app,
     shots_dir,
     switch_language,
 )
@@ -34,13 +32,6 @@ RUN = {"en": "Check this animal", "es": "Revisar este animal"}
 HERD = {"en": ("Herd (many photos)", "Check the herd"),
         "es": ("Rebaño (varias fotos)", "Revisar el rebaño")}
 SLOW = 120_000  # a model answer on a busy 2-core machine
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    chromium_path()  # skip (or fail in CI) before paying for the app start
-    with running_app() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
