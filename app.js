@@ -4,8 +4,8 @@
 // this puts those few texts right and clicks the hidden #borde-relang button, so each tab
 // writes what is on screen (an answer, a status line) again in the new language.
 // Some of gradio's own words are English in its code, not in its language tables (the
-// queue's "processing |", an upload's "Invalid file type", the size limit's words): they are
-// rewritten as they appear. __BORDE_TABLE__ is filled in by app.py.
+// queue's "processing |", an upload's "Invalid file type", the size limit's words, the icon
+// buttons' labels): they are rewritten as they appear. __BORDE_TABLE__ is filled in by app.py.
 (() => {
   const table = __BORDE_TABLE__;
   const gradio = {
@@ -46,9 +46,22 @@
       if (m) { node.nodeValue = node.nodeValue.replace(text, words(m)); return; }
     }
   };
+  // gradio's icon buttons carry English in aria-label and title, not in its language tables
+  const icons = { "Remove Image": "Eliminar imagen", "Clear": "Limpiar", "Download": "Descargar",
+                  "Fullscreen": "Pantalla completa", "Exit fullscreen mode": "Salir de pantalla completa",
+                  "Share": "Compartir", "Remove": "Eliminar", "Undo": "Deshacer" };
+  const iconsToSpanish = (root) => {
+    for (const el of [root, ...root.querySelectorAll("[aria-label], [title]")]) {
+      for (const attr of ["aria-label", "title"]) {
+        const words = icons[el.getAttribute?.(attr)];
+        if (words) el.setAttribute(attr, words);
+      }
+    }
+  };
   const spanishBelow = (root) => {
     if (root.nodeType === Node.TEXT_NODE) { toSpanish(root); return; }
     if (root.nodeType !== Node.ELEMENT_NODE) return;
+    iconsToSpanish(root);
     const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walk.nextNode(); node; node = walk.nextNode()) toSpanish(node);
   };

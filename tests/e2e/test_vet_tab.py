@@ -89,7 +89,9 @@ def test_a_new_photo_clears_the_old_answer_and_an_empty_jpeg_is_one_spanish_sent
         # the photo taken away
         page.get_by_role("button", name=RUN["es"]).click()
         page.locator("#vet-advice", has_text="no es un diagnóstico").wait_for(timeout=SLOW)
-        page.locator("#vet-photo button[aria-label='Remove Image']").click()
+        # gradio's icon labels read Spanish too (app.js)
+        assert page.locator("#vet-photo [aria-label='Remove Image']").count() == 0
+        page.locator("#vet-photo button[aria-label='Eliminar imagen']").click()
         wait_cleared(page)
 
         # an empty JPEG: the sentence in Spanish, no "Error" pill, no English
