@@ -142,7 +142,7 @@ def test_after_a_language_switch_the_message_and_the_style_lines_are_said_again(
 
         switch_language(page, "Español")
         message.filter(has_text=say("es", "lora_err_prompt")).wait_for(timeout=30_000)
-        style.filter(has_text="(formato kohya)").wait_for(timeout=10_000)
+        style.filter(has_text="(formato kohya)").wait_for(timeout=30_000)
 
         # Spanish: the upload cleared (its line goes back), an SD 1.5 file refused
         page.locator("#lora-style-file").get_by_role(
@@ -157,8 +157,8 @@ def test_after_a_language_switch_the_message_and_the_style_lines_are_said_again(
         switch_language(page, "English")
         note.filter(has_text=say("en", "lora_err_file_other_base", family="SD 1.5")).wait_for(
             timeout=30_000)
-        message.filter(has_text=say("en", "lora_err_prompt")).wait_for(timeout=10_000)
-        style.filter(has_text="Style LoRA: none loaded").wait_for(timeout=10_000)
+        message.filter(has_text=say("en", "lora_err_prompt")).wait_for(timeout=30_000)
+        style.filter(has_text="Style LoRA: none loaded").wait_for(timeout=30_000)
         assert "Escriba" not in message.inner_text() and "⚠ Este" not in note.inner_text()
 
 
