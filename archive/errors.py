@@ -32,6 +32,7 @@ CODES: dict[str, tuple[str, ...]] = {
     "exists": ("name",),
     "partial_left": ("name",),
     "disk_full": (),
+    "workers_killed": ("page",),
     "write_failed": (),
     "decisions_unreadable": ("name",),
     "decisions_columns": ("name", "columns"),

@@ -15,14 +15,15 @@ the same bytes as one.
 from __future__ import annotations
 
 import collections
+import logging
 import math
-import multiprocessing
 import re
 import resource
 import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
+from concurrent import futures
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -60,8 +61,10 @@ from archive.resize import (
     paper_colour,
     upright,
 )
+from archive.workers import BrokenProcessPool, Workers
 from archive.writer import DatasetWriter
 
+log = logging.getLogger("borde.archive")
 CHUNK = 4  # pages per worker task: amortises the IPC, and keeps the idle tail at the end short
 UNITS = ("figure", "page")
 THUMB_SIDE = 192
@@ -497,10 +500,12 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     back yet, so two workers are two processes, not three (an idle parent with all the
     imports cost 90 MB of RSS and left a core to share three ways).
     """
-    if _fork_safe():  # a process that only builds: its forked workers inherit this
+    fork = _fork_safe()  # asked once: the pool's own threads come next
+    if fork:  # a process that only builds: its forked workers inherit this
         reader.heap_for_page_buffers()
-    pool = _pool(opts.workers - 1) if opts.workers > 1 else None
-    threads = _own_cv2_threads(pool)
+    pool = (Workers(opts.workers - 1, _chunk_worker, fork, setup=_one_thread)
+            if opts.workers > 1 else None)
+    threads = _own_cv2_threads(pool, fork)
     filt = _make_filter(opts)
     docs = _OwnDocs(opts.password)
     try:
@@ -514,8 +519,7 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     finally:
         docs.close()
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            pool.close()
         if threads is not None:
             cv2.setNumThreads(threads)
 
@@ -540,29 +544,63 @@ def _chunks(indices: list[int], workers: int) -> list[list[int]]:
             + [[i] for i in indices[split:]])
 
 
-def _shared(pool, size: int, docs: _OwnDocs, path: Path, source: str, chunks: list[list[int]],
-            opts: Options, filt: PageFilter | None) -> Generator[tuple, None, None]:
+def _shared(pool: Workers, size: int, docs: _OwnDocs, path: Path, source: str,
+            chunks: list[list[int]], opts: Options, filt: PageFilter | None
+            ) -> Generator[tuple, None, None]:
     """The chunks' outcomes in order, the pool's and this process's own interleaved.
 
     At most ``AHEAD`` chunks per pool process are out at a time, and this process takes
     a chunk only while the oldest one out is not back, so what waits here for its turn
-    stays a few chunks (``HELD`` per pool process), whatever the PDF's length.
+    stays a few chunks (``HELD`` per pool process), whatever the PDF's length. A pool
+    whose worker was killed is started again and the chunks out are handed out again.
     """
-    queue: collections.deque = collections.deque()  # in page order: AsyncResult or results
+    queue: collections.deque = collections.deque()  # in page order: _Out or results
     k = 0
     while k < len(chunks) or queue:
-        while k < len(chunks) and sum(not isinstance(q, list) for q in queue) < AHEAD * size:
-            queue.append(pool.apply_async(_chunk_worker, ((str(path), source, chunks[k], opts),)))
-            k += 1
-        head = queue[0]
-        if isinstance(head, list) or head.ready():
-            queue.popleft()
-            yield from head if isinstance(head, list) else head.get()
-        elif k < len(chunks) and len(queue) < HELD * size:
-            queue.append(list(_own_chunk(docs, path, source, chunks[k], opts, filt)))
-            k += 1
-        else:
-            head.wait()
+        try:
+            while (k < len(chunks)
+                   and sum(not isinstance(q, list) for q in queue) < AHEAD * size):
+                queue.append(_Out(chunks[k], pool.submit((str(path), source, chunks[k], opts))))
+                k += 1
+            head = queue[0]
+            if isinstance(head, list):
+                queue.popleft()
+                yield from head
+            elif head.future.done():
+                done = head.future.result()
+                queue.popleft()
+                yield from done
+            elif k < len(chunks) and len(queue) < HELD * size:
+                queue.append(list(_own_chunk(docs, path, source, chunks[k], opts, filt)))
+                k += 1
+            else:
+                futures.wait([head.future])
+        except BrokenProcessPool:
+            out = [q for q in queue if isinstance(q, _Out)]
+            _hand_out_again(pool, out, (out[0].chunk if out else chunks[k])[0] + 1,
+                            lambda c: (str(path), source, c, opts))
+
+
+def _hand_out_again(pool: Workers, out: list[_Out], page: int,
+                    task: Callable[[list[int]], tuple]) -> None:
+    """A pool process was killed: a new pool, and the chunks that were out in it again."""
+    while True:
+        log.warning("a worker process was killed near page %d: starting the pool again", page)
+        pool.restart(page)
+        try:
+            for o in out:
+                o.future = pool.submit(task(o.chunk))
+            return
+        except BrokenProcessPool:
+            continue
+
+
+@dataclass
+class _Out:
+    """A chunk out in the pool, with what is needed to hand it out again."""
+
+    chunk: list[int]
+    future: futures.Future
 
 
 class _OwnDocs:
@@ -762,44 +800,18 @@ def _fork_safe() -> bool:
     return threading.active_count() == 1 and sys.platform == "linux"
 
 
-def _own_cv2_threads(pool) -> int | None:
+def _own_cv2_threads(pool: Workers | None, fork: bool) -> int | None:
     """With a pool, this process is one worker of N: one OpenCV thread, as theirs.
 
     OpenCV's second thread in this process only contended with the pool's worker for
     the two cores (4% more CPU-s in figure mode). Returns the count to restore; only a
     process without other threads changes it (a server's other jobs share the setting).
     """
-    if pool is None or not _fork_safe():
+    if pool is None or not fork:
         return None
     before = cv2.getNumThreads()
     cv2.setNumThreads(1)
     return before
-
-
-def _pool(workers: int):
-    """Worker processes; forked when that is safe, spawned otherwise.
-
-    A fork copies the imported modules for free, but forking a threaded process
-    (the Gradio server) can deadlock in MuPDF or PIL locks, so then we spawn.
-    """
-    method = "fork" if _fork_safe() else "spawn"
-    if method == "spawn":
-        return multiprocessing.get_context(method).Pool(workers, initializer=_one_thread)
-    # a forked child inherits the setting; changing it in the child hangs (OpenCV 5 with a
-    # thread pool the parent already used: the workers test waited forever)
-    _warm_tables()
-    before = cv2.getNumThreads()
-    cv2.setNumThreads(1)
-    try:
-        return multiprocessing.get_context(method).Pool(workers)
-    finally:
-        cv2.setNumThreads(before)
-
-
-def _warm_tables() -> None:
-    """Build OpenCV's Lab tables here, once, for every forked worker to inherit: its first
-    RGB -> Lab conversion costs 110 ms of CPU, paid otherwise by each process."""
-    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_RGB2LAB)
 
 
 def _one_thread() -> None:

@@ -200,3 +200,55 @@ def test_sigkill_at_random_points_then_resume(scans, tmp_path):
     done = run_cli(str(big), "-o", str(out), *args, "--resume")
     assert done.returncode == 0, done.stderr
     assert crcs(out) == crcs(reference)
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_a_killed_worker_process_is_replaced_and_the_build_ends_whole(scans, tmp_path):
+    """``--workers 2``: the OOM killer (here SIGKILL) takes the pool's process mid-build. A
+    multiprocessing.Pool then waited forever for the chunk it lost; now the pool starts
+    again, the chunks out are handed out again, and the zip is the same as an unbroken run's.
+    """
+    big = scans_pdf(tmp_path / "big.pdf", (scans * 10)[:120])
+    args = ["--size", "384", "--workers", "2"]
+    reference = tmp_path / "ref.zip"
+    t0 = time.monotonic()
+    assert run_cli(str(big), "-o", str(reference), *args, timeout=300).returncode == 0
+    ref_seconds = time.monotonic() - t0
+    out = tmp_path / "o.zip"
+    proc = subprocess.Popen([sys.executable, "-m", "archive", str(big), "-o", str(out), *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "o.zip.partial").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2 * ref_seconds)
+    workers = _children(proc.pid)
+    assert proc.poll() is None and workers, "the kill must land mid-run, on a pool process"
+    os.kill(workers[0], signal.SIGKILL)
+    try:
+        _, stderr = proc.communicate(timeout=max(120, 6 * ref_seconds))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the build waited forever for the killed worker's pages")
+    assert proc.returncode == 0, stderr
+    assert "killed" in stderr  # the log says what happened
+    assert crcs(out) == crcs(reference)
+
+
+def test_a_pool_that_keeps_breaking_stops_the_build_with_its_reason():
+    """Past MAX_RESTARTS new pools the build stops with a code the tab words, not a loop."""
+    from archive.errors import ArchiveError
+    from archive.workers import MAX_RESTARTS, Workers
+
+    pool = Workers(1, len, fork=False, setup=os.getpid)  # spawned: both must pickle
+    try:
+        for _ in range(MAX_RESTARTS):
+            pool.restart(12)
+        assert pool.submit((1, 2, 3)).result(timeout=60) == 3  # a new pool works
+        with pytest.raises(ArchiveError) as stopped:
+            pool.restart(12)
+        assert stopped.value.code == "workers_killed" and stopped.value.fields == {"page": 12}
+    finally:
+        pool.close()
