@@ -75,12 +75,21 @@ def test_held_out_photos_of_each_class_including_fmd_are_mostly_right(held_out, 
 
 
 def test_fmd_and_lumpy_skin_answers_are_notifiable_with_the_authority_advice(held_out, answers):
-    for label in ("fmd", "lumpy_skin"):
-        hit = next(answers[p] for p in held_out[label] if answers[p].condition == label)
-        assert hit.urgency == "emergency-notifiable"
-        assert "isolate" in hit.advice["en"].lower() and "aísle" in hit.advice["es"].lower()
-    fmd = next(answers[p] for p in held_out["fmd"] if answers[p].condition == "fmd")
-    assert "official veterinarian" in fmd.advice["en"] or "call the vet" in fmd.advice["en"]
+    hit = next(answers[p] for p in held_out["lumpy_skin"] if answers[p].condition == "lumpy_skin")
+    assert hit.urgency == "emergency-notifiable"
+    assert "isolate" in hit.advice["en"].lower() and "aísle" in hit.advice["es"].lower()
+    # FMD answered outright or as the warning: notifiable either way, with what to do.
+    fmd = [answers[p] for p in held_out["fmd"] if answers[p].condition == "fmd"]
+    assert len(fmd) >= 4, [answers[p].reason_code for p in held_out["fmd"]]
+    for t in fmd:
+        assert t.urgency == "emergency-notifiable"
+        if t.status == "ok":
+            assert "official veterinarian" in t.advice["en"]
+            assert "aísle" in t.advice["es"].lower()
+        else:
+            assert t.reason_code in ("fmd_possible", "fmd_species_unlearned")
+            assert "call the vet" in t.advice["en"] and "keep the animal apart" in t.advice["en"]
+            assert "llame al veterinario" in t.advice["es"]
 
 
 def test_pig_photos_never_get_mastitis_or_any_cattle_only_condition():
@@ -272,3 +281,121 @@ def test_real_udder_eye_and_skin_close_ups_of_cattle_are_answered_as_cattle():
                if t.reason_code in SPECIES_CODES or t.status == "not_livestock"]
     assert not refused, refused
     assert sum(t.species == "cow" for t in results) >= 22, [t.species for t in results]
+
+
+def decide_inputs(paths: list[Path]) -> list:
+    """``decide``'s arguments per photo, from the shipped model as ``triage_many`` runs it."""
+    from vet.imaging import IMAGE_SIZE, load_image, to_tensor, view_counts
+    from vet.model_io import holder
+    from vet.pipeline import decide_args, per_photo
+
+    imgs = [load_image(p, draft=2 * IMAGE_SIZE) for p in paths]
+
+    def run(m):
+        size = int(getattr(m.config, "image_size", 224))
+        fit = getattr(m.config, "image_fit", "crop")
+        out = per_photo(m(pixel_values=to_tensor(imgs, size, fit)), view_counts(imgs, fit))
+        return decide_args(m.config, out)
+
+    return holder(None, "keep").run(run)
+
+
+def species_guess(args) -> dict[str, float]:
+    from vet.gate import species_scores
+    from vet.species import SPECIES
+
+    return dict(zip(SPECIES, species_scores(args.imagenet_probs, SPECIES).tolist(), strict=True))
+
+
+# A field photo (D1YaRaJ, never trained on) of a cattle mouth with foot-and-mouth lesions,
+# held open by a gloved hand, that ImageNet reads as 5% "duck": before issue #62 the duck
+# guess joined the species in view and silenced the warning (``species_unclear``, no FMD).
+# The only such real photo in the data: a cattle mouth whose weak bird guess is its best
+# species guess, with P(FMD) >= FMD_ALERT and all ten nearest training photos FMD.
+MOUTH_READ_AS_DUCK = "livestock/extra/fmd/a1f4de3e3b9044e5.jpg"
+
+
+def test_a_cattle_mouth_that_imagenet_reads_partly_as_a_bird_still_gets_the_fmd_warning():
+    from vet import triage_many
+    from vet.gate import bird_mass
+    from vet.pipeline import BIRD_SEEN, FMD_ALERT, SPECIES_PLAUSIBLE, decide
+
+    photo = SHARED / MOUTH_READ_AS_DUCK
+    (args,) = decide_inputs([photo])
+    guess = species_guess(args)
+    probs = dict(zip(args.labels, args.cond_probs, strict=True))
+    assert 0.05 <= guess["duck"] < SPECIES_PLAUSIBLE and max(guess, key=guess.get) == "duck"
+    assert float(bird_mass(args.imagenet_probs)) < BIRD_SEEN and probs["fmd"] >= FMD_ALERT
+    (t,) = triage_many([photo], policy="keep")
+    assert t.condition == "fmd" and t.status in ("ok", "uncertain"), t  # answered or warned
+    assert t.urgency == "emergency-notifiable" and t.species == "unknown"
+    assert "foot-and-mouth" in t.advice["en"].lower() and "aftosa" in t.advice["es"].lower()
+    assert "vet" in t.advice["en"] and "veterinario" in t.advice["es"]
+    assert "duck" not in t.advice["en"] and "pato" not in t.advice["es"]
+    assert decide(t.file, *args).condition == "fmd"
+
+
+def test_clearly_seen_chickens_never_get_the_fmd_warning():
+    """The 50 licensed chicken photos: most have P(FMD) >= FMD_ALERT (a hen's comb and
+    wattles look like lesions to the condition head), none gets FMD, answer or warning."""
+    from vet.gate import bird_mass
+    from vet.pipeline import BIRD_SEEN, FMD_ALERT, decide
+
+    chickens = sorted((SHARED / "livestock/licensed_species/chicken").glob("*.jpg"))
+    assert len(chickens) == 50
+    rows = decide_inputs(chickens)
+    seen = [a for a in rows if float(bird_mass(a.imagenet_probs)) >= BIRD_SEEN
+            and dict(zip(a.labels, a.cond_probs, strict=True))["fmd"] >= FMD_ALERT]
+    assert len(seen) >= 30, len(seen)  # measured: 35 clearly seen with P(FMD) >= FMD_ALERT
+    for p, a in zip(chickens, rows, strict=True):
+        t = decide(str(p), *a)
+        assert t.condition is None and t.status == "uncertain", (p.name, t)
+        assert t.species == "chicken" and "foot-and-mouth" not in t.advice["en"]
+
+
+# Held-out whole cows with lumpy skin (test groups of conditions/) that ImageNet sees as
+# cattle first (cattle mass 0.30-0.66, no goat-like bovids) but also as a horse or a camelid
+# at 24-32%: refused for the species before issue #62 (``species_unclear``). Read as cattle
+# now (``seen_as_cattle``: a sure lumpy-skin answer, 0.91-0.99).
+LUMPY_COWS_ALSO_HORSE_OR_CAMELID = ("722f3645bb9cad9d.jpg", "d78388c7b08c84a1.jpg",
+                                    "eae3b65ca60620c2.jpg", "c88f09c0f80b9ed7.jpg")
+
+
+def test_whole_cows_with_lumpy_skin_are_not_refused_for_a_weaker_horse_or_camelid_guess():
+    from vet import triage_many
+    from vet.pipeline import SPECIES_PLAUSIBLE
+
+    photos = [SHARED / "livestock/conditions/lumpy_skin" / f
+              for f in LUMPY_COWS_ALSO_HORSE_OR_CAMELID]
+    for a in decide_inputs(photos):
+        guess = species_guess(a)
+        assert max(guess, key=guess.get) == "cow"
+        assert max(guess["horse"], guess["camelid"]) >= SPECIES_PLAUSIBLE, guess
+    for p, t in zip(photos, triage_many(photos, policy="keep"), strict=True):
+        assert (t.status, t.condition, t.species) == ("ok", "lumpy_skin", "cow"), (p.name, t)
+        assert "isolate" in t.advice["en"].lower() and "looks like" not in t.advice["en"]
+
+
+def test_the_species_field_and_the_advice_never_name_different_species(held_out, answers):
+    """Real photos of every species (a tenth of the species validation split), the held-out
+    photos and field photos: when the advice says "This looks like a pig" ("Parece un
+    cerdo"), the species field (the herd table's species column) says pig."""
+    from vet import triage_many
+    from vet.pipeline import table
+
+    val = SHARED / "livestock/species/validation"
+    photos = [p for sp in ("chicken", "cow", "duck", "goat", "pig", "sheep")
+              for p in sorted((val / sp).glob("*.jpg"))[::10]]
+    photos += measure("fmd", n=8) + measure("healthy_mouth", n=8) + measure("healthy", n=8)
+    results = triage_many(photos, policy="keep") + list(answers.values())
+    names = table()["species_names"]
+    named = 0
+    for t in results:
+        for code, n in names.items():
+            if (f"This looks like a {n['en']}." in t.advice.get("en", "")
+                    or f"Parece {n['es']}." in t.advice.get("es", "")):
+                named += 1
+                assert t.species == code, (t.file, t.species, t.advice["en"])
+        if t.status == "ok" and t.condition != "fmd":
+            assert t.species in ("cow", "unknown"), (t.file, t.species, t.condition)
+    assert named >= 30, named  # the rule is exercised: many answers name a species
