@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "vet" / "examples"  # the vet photos the app ships
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

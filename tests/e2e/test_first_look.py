@@ -14,6 +14,8 @@ import pytest
 
 import ui_text
 from tests.e2e.harness import (
+    EXAMPLES,
+    ROOT,
     browser,
     page_text,
     shots_dir,
@@ -21,8 +23,6 @@ from tests.e2e.harness import (
 )
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "vet" / "examples"
 TABS = {"en": ["Vet Scanner", "Archive → Dataset", "Imperial LoRA"],
         "es": ["Escáner veterinario", "Archivo → Dataset", "LoRA imperial"]}
 HERD_TAB = {"en": "Herd (many photos)", "es": "Rebaño (varias fotos)"}

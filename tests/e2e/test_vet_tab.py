@@ -18,6 +18,7 @@ import pytest
 
 import ui_text
 from tests.e2e.harness import (
+    EXAMPLES,
     browser,
     page_text,
     shots_dir,
@@ -25,8 +26,6 @@ from tests.e2e.harness import (
 )
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "vet" / "examples"
 PHONE, DESKTOP = (390, 844), (1366, 800)
 RUN = {"en": "Check this animal", "es": "Revisar este animal"}
 HERD = {"en": ("Herd (many photos)", "Check the herd"),
