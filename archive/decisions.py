@@ -46,7 +46,8 @@ def parse(text: str, origin: str = "decisions") -> dict[Key, str]:
 
     Rows whose ``decision`` is empty (or "auto") are the finder's call and are skipped.
     """
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")),
+                            delimiter=_delimiter(text))
     missing = {"source", "page", "index", "decision"} - set(reader.fieldnames or [])
     if missing:
         raise ArchiveError(f"{origin}: no {', '.join(sorted(missing))} column; export it "
@@ -69,10 +70,17 @@ def parse(text: str, origin: str = "decisions") -> dict[Key, str]:
     return out
 
 
+def _delimiter(text: str) -> str:
+    """The header line's separator: a spreadsheet set to Spanish (or German, French...)
+    saves its CSV with ";" because "," is its decimal mark; "\t" for a pasted table."""
+    header = text.split("\n", 1)[0]
+    return max((",", ";", "\t"), key=header.count)
+
+
 def load(path: str | Path) -> dict[Key, str]:
     path = Path(path)
     try:
-        return parse(path.read_text(encoding="utf-8"), path.name)
+        return parse(path.read_text(encoding="utf-8-sig"), path.name)  # Excel's BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise ArchiveError(f"cannot read decisions {path}: {exc}", code="decisions_unreadable",
                            name=path.name) from None

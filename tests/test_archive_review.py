@@ -373,3 +373,20 @@ def test_the_review_message_is_said_again_in_the_new_language(built):
     status, message, tiles = archive_relang(None, said, review, 48, "en")
     assert message == app.archive_rebuild(review, None, "en")[1]
     assert message.startswith("Rebuilt ") and tiles and " p. " in tiles[0][1]
+
+
+def test_regions_csv_saved_by_a_spanish_spreadsheet_is_read_as_the_original(built, tmp_path):
+    """A spreadsheet set to Spanish saves CSV with ";" (its decimal mark is ",") and, as
+    "CSV UTF-8", a byte-order mark: the same decisions as the file it was opened from."""
+    _, out = built
+    rows = region_rows(out)
+    edit(rows, tmp_path / "regions.csv")
+    want = decisions.load(tmp_path / "regions.csv")
+    assert len(want) == 3
+    for name, sep in (("excel_es.csv", ";"), ("pasted.csv", "\t")):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8-sig") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter=sep)
+            writer.writeheader()
+            writer.writerows({**r, "score": r["score"].replace(".", ",")} for r in rows)
+        assert (tmp_path / name).read_bytes().startswith(b"\xef\xbb\xbf")
+        assert decisions.load(tmp_path / name) == want, name
