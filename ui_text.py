@@ -27,6 +27,9 @@ UI_LANG_JS = ("(...args) => { const l = (document.documentElement.lang || 'en').
               "args[args.length - 1] = l === 'es' ? 'es' : 'en'; return args; }")
 
 Say = Callable[..., str]
+# What a message says, kept to be said again in another language (Settings -> Language):
+# ui_strings keys with their fields, and literal strings; a field may itself be a Said.
+Said = list
 # Labels gradio 6.31 does not re-translate after Settings -> Language (tab buttons); app.js
 # puts them right, with gradio's own upload-box words.
 STALE_AFTER_SWITCH = ("tab_vet", "tab_archive", "tab_lora", "vet_one", "vet_herd")
@@ -84,3 +87,16 @@ def i18n_tables(facts: Mapping[str, object]) -> dict[str, dict[str, str]]:
     """The ``gr.I18n`` tables with the start-up facts written in."""
     return {lang: {k: fill(v, facts) for k, v in table.items()}
             for lang, table in _STRINGS.items()}
+
+
+def words(said: Said, say: Say) -> str:
+    """What ``said`` holds, in the language of ``say``."""
+    out = []
+    for part in said:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        key, fields = part
+        out.append(say(key, **{k: words(v, say) if isinstance(v, list) else v
+                               for k, v in fields.items()}))
+    return " ".join(w for w in out if w)

@@ -4,7 +4,7 @@ An ``ArchiveError`` carries a one-line English reason (``str(exc)``, what the CL
 prints before it exits 2) and, for every other reader, a reason **code** with the
 fields its words need (``exc.code``, ``exc.fields``: a file's own name, never its
 path). The packages never know the reader's language: the app puts the code into
-words at its edge (``archive.ui.error_words``, from ``ui_strings/archive.json``).
+words at its edge (``archive.ui.error_said``, from ``ui_strings/archive.json``).
 Anything else is a bug and keeps its traceback.
 """
 
@@ -49,8 +49,9 @@ CODES: dict[str, tuple[str, ...]] = {
     "parts_in_use": (),  # likewise: the folder of a collection's parts
     "other": (),
 }
-# What went wrong when no ArchiveError says it: a crash, a killed worker, memory.
+# What went wrong when no ArchiveError says it: a bug, or memory.
 CRASH_CODES: dict[str, tuple[str, ...]] = {"crash": (), "out_of_memory": ()}
+
 
 class ArchiveError(Exception):
     """Bad input or a broken environment (disk full, read-only folder).

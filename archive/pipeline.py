@@ -577,19 +577,21 @@ def _shared(pool: Workers, size: int, docs: _OwnDocs, path: Path, source: str,
                 futures.wait([head.future])
         except BrokenProcessPool:
             out = [q for q in queue if isinstance(q, _Out)]
-            _hand_out_again(pool, out, (out[0].chunk if out else chunks[k])[0] + 1,
-                            lambda c: (str(path), source, c, opts))
+            page = (out[0].chunk if out else chunks[k])[0] + 1
+            _hand_out_again(pool, out, page, (str(path), source, opts))
 
 
 def _hand_out_again(pool: Workers, out: list[_Out], page: int,
-                    task: Callable[[list[int]], tuple]) -> None:
-    """A pool process was killed: a new pool, and the chunks that were out in it again."""
+                    job: tuple[str, str, Options]) -> None:
+    """A pool process was killed: a new pool, and the chunks that were out in it again.
+    ``job``: the PDF's path, its source name and the options, as each task carries them."""
+    path, source, opts = job
     while True:
         log.warning("a worker process was killed near page %d: starting the pool again", page)
         pool.restart(page)
         try:
             for o in out:
-                o.future = pool.submit(task(o.chunk))
+                o.future = pool.submit((path, source, o.chunk, opts))
             return
         except BrokenProcessPool:
             continue

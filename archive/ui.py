@@ -21,7 +21,7 @@ import shlex
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
 from archive.review import by_doubt, thumbnail
 from tempfolders import sweep
+from ui_text import Said, Say, words
 
 log = logging.getLogger("borde.archive")
 GALLERY_SIZE = 24  # the browser shows the latest crops, not thousands
@@ -52,7 +53,6 @@ REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or
 # or a resumable failed build time, and bounds the disk by a day's builds.
 JOB_PREFIX = "borde-archive-"
 JOB_KEEP_S = float(os.environ.get("BORDE_JOB_KEEP_HOURS", "24")) * 3600
-Say = Callable[..., str]
 # The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
     "rule": "archive_reason_rule", "too_small": "archive_reason_small",
@@ -67,10 +67,6 @@ REASON_KEYS = {
 }
 # Every reason code of an ArchiveError (archive/errors.py) and of a crash, as ui_strings keys.
 ERROR_KEYS = {code: f"archive_error_{code}" for code in {**CODES, **CRASH_CODES}}
-# What a message says, as ui_strings keys and their fields, so it can be said again in
-# another language (Settings -> Language): a list of (key, fields) and literal strings;
-# a field may itself be such a list.
-Said = list
 
 
 @dataclass
@@ -146,19 +142,6 @@ def progress_line(done: int, total: int, items: int, pages_per_s: float, say: Sa
             f'</progress> <span>{html.escape(words)}</span></div>')
 
 
-def words(said: Said, say: Say) -> str:
-    """What ``said`` holds, in the language of ``say``."""
-    out = []
-    for part in said:
-        if isinstance(part, str):
-            out.append(part)
-            continue
-        key, fields = part
-        out.append(say(key, **{k: words(v, say) if isinstance(v, list) else v
-                               for k, v in fields.items()}))
-    return " ".join(w for w in out if w)
-
-
 def error_said(exc: BaseException, **fields: object) -> Said:
     """An exception as its reason code's key and fields (``fields`` win: the upload's own
     name); the English line and any path stay in the log."""
@@ -170,11 +153,6 @@ def error_said(exc: BaseException, **fields: object) -> Said:
     return [(key, {**found, **fields})]
 
 
-def error_words(exc: BaseException, say: Say, **fields: object) -> str:
-    """An exception as one sentence in the language of ``say``."""
-    return words(error_said(exc, **fields), say)
-
-
 def summary_said(report: Report) -> Said:
     """The finished run: pages, figures, duplicates, time; no server paths."""
     key = "archive_done_figures" if report.unit == "figure" else "archive_done_pages"
@@ -184,11 +162,6 @@ def summary_said(report: Report) -> Said:
     if report.bad:
         said.append(("archive_bad_pages", {"bad": report.bad}))
     return said
-
-
-def summary_line(report: Report, say: Say) -> str:
-    """The finished run in words (see ``summary_said``)."""
-    return words(summary_said(report), say)
 
 
 def histogram_words(unit: str, say: Say) -> dict[str, str]:

@@ -52,7 +52,8 @@ class Workers:
         self.executor = self._start(fork=False)  # this process now runs the pool's threads
 
     def close(self) -> None:
-        """Stop every process at once: a build that ends early waits for none of them."""
+        """Stop every process at once: a build that ends early waits for none of them.
+        (``_processes``: Python before 3.14 has no public way to terminate the workers.)"""
         processes = list((self.executor._processes or {}).values())
         self.executor.shutdown(wait=False, cancel_futures=True)
         for p in processes:

@@ -166,21 +166,20 @@ class BaseCheck:
 
 
 def check_base(ref: str, timeout: float = BASE_CHECK_S) -> BaseCheck:
-    """One bounded look at the base model: never downloads, never waits past ``timeout``."""
-    folder = Path(ref).expanduser()
-    if folder.exists():
-        problem = sdxl_folder_problem(folder)
+    """One bounded look at the base model: never downloads, never waits past ``timeout``.
+    Where it would come from is :func:`availability`'s; this adds whether it would load and,
+    for the Hub, whether the Hub answers for it."""
+    where = availability(ref)
+    if where == "local":
+        problem = sdxl_folder_problem(Path(ref).expanduser())
         if problem:
             log.warning("base model %s will not load: %s", ref, problem)
         return BaseCheck("broken" if problem else "local")
-    if looks_like_path(ref):
-        return BaseCheck("missing")
-    cached = _from_cache(ref)
-    if cached and not sdxl_folder_problem(Path(cached)):
+    if where == "cached" and not sdxl_folder_problem(Path(_from_cache(ref))):
         return BaseCheck("cached")
-    if hub_offline():
+    if where in ("none", "missing") or hub_offline():
         return BaseCheck("missing")
-    return _ask_hub(ref, timeout)
+    return _ask_hub(ref, timeout)  # "hub", or a cached copy that would not load
 
 
 def sdxl_folder_problem(folder: Path) -> str | None:

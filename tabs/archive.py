@@ -9,9 +9,8 @@ import gradio as gr
 from archive import ArchiveError, serverpath
 from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
-from archive.ui import Said, words
 from tabs.common import MAX_PAGES, note, t
-from ui_text import UI_LANG_JS, Say, sayer
+from ui_text import UI_LANG_JS, Said, Say, sayer, words
 
 
 def _archive_pending(status: str, gallery=()) -> tuple:

@@ -17,7 +17,6 @@ import ui_text
 from lora import ui as lora_ui
 
 log = logging.getLogger("borde.app")
-ROOT = Path(__file__).resolve().parents[1]
 MAX_FILE_SIZE = os.environ.get("BORDE_MAX_UPLOAD", "2gb")
 QUEUE_MAX = int(os.environ.get("BORDE_QUEUE_MAX", "16"))
 MAX_PAGES = int(os.environ.get("BORDE_MAX_PAGES", "3000"))

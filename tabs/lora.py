@@ -8,7 +8,7 @@ from lora import ui as lora_ui
 from lora.lora_file import BadLoraFile
 from ondemand import gpu
 from tabs.common import LORA, log, t
-from ui_text import UI_LANG_JS, sayer
+from ui_text import UI_LANG_JS, sayer, words
 
 
 @gpu(duration=lora_ui.gpu_duration)
@@ -20,7 +20,7 @@ def _lora_generate(prompt, negative, scale, steps, guidance, seed, size, few_ste
 
 def _words(said: lora_ui.Said | None, ui_lang: str) -> str:
     """A kept sentence in ``ui_lang``; "" for none."""
-    return sayer(ui_lang)(said[0], **said[1]) if said else ""
+    return words([said], sayer(ui_lang)) if said else ""
 
 
 def _note(said: lora_ui.Said | None, ui_lang: str) -> str:

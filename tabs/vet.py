@@ -65,12 +65,16 @@ def _one_words(kept: Kept, lang: str) -> tuple:
     return None, "", say(lang, kept["say"]) if kept else ""
 
 
+def _herd_out(herd: dict[str, Any]) -> tuple:
+    """(alert, table, downloads) of a herd in words (``vet_ui.herd_words``)."""
+    return herd["alert"], herd["table"], downloads({"herd.csv": herd["csv"],
+                                                      "herd.json": herd["json"]})
+
+
 def _herd_words(kept: Kept, lang: str) -> tuple:
     """(alert, table, downloads) for a kept herd, in ``lang``."""
     if kept and "results" in kept:
-        herd = vet_ui.resay_herd(kept["results"], lang)
-        return herd["alert"], herd["table"], downloads({"herd.csv": herd["csv"],
-                                                          "herd.json": herd["json"]})
+        return _herd_out(vet_ui.resay_herd(kept["results"], lang))
     if kept:
         return "", note(say(lang, kept["say"]), kept.get("cls", "note")), None
     return "", "", None
@@ -111,9 +115,7 @@ def vet_answer_herd(files, lang="auto", ui_lang="en"):
         log.exception("vet model failed")
         kept = {"say": "vet_err_model", "cls": "error"}
         return (*_herd_words(kept, lang), kept)
-    kept = {"results": herd["results"]}
-    return herd["alert"], herd["table"], downloads({"herd.csv": herd["csv"],
-                                                      "herd.json": herd["json"]}), kept
+    return (*_herd_out(herd), {"results": herd["results"]})
 
 
 def vet_run_herd(files, lang="auto", ui_lang="en"):

@@ -18,9 +18,9 @@ import archive
 import ui_text
 from archive import reader, serverpath
 from archive.errors import CODES, CRASH_CODES, ArchiveError
-from archive.ui import ERROR_KEYS, error_words, run_job
+from archive.ui import ERROR_KEYS, error_said, run_job
 from tests.pdf_factory import chapbook_pages, labelled_pages, scans_pdf
-from ui_text import say, sayer
+from ui_text import say, sayer, words
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -364,10 +364,11 @@ def test_a_crash_is_a_sentence_without_the_exception_text(tmp_path):
     """Anything that is not an ArchiveError (a bug, a killed worker, memory) is one sentence;
     its text, which may hold a path, stays in the log."""
     bug = RuntimeError(f"worker died reading {tmp_path}/x.pdf")
-    assert error_words(bug, sayer("es")) == say("es", "archive_error_crash")
-    assert error_words(MemoryError(), sayer("en")) == say("en", "archive_error_out_of_memory")
+    assert words(error_said(bug), sayer("es")) == say("es", "archive_error_crash")
+    assert (words(error_said(MemoryError()), sayer("en"))
+            == say("en", "archive_error_out_of_memory"))
     unknown = ArchiveError("something new", code="not_a_code_yet")
-    assert error_words(unknown, sayer("es")) == say("es", "archive_error_other")
+    assert words(error_said(unknown), sayer("es")) == say("es", "archive_error_other")
 
 
 def test_the_tab_says_its_errors_again_in_the_new_language(tmp_path, shared_data, monkeypatch):

@@ -8,13 +8,12 @@ with a real chance of foot-and-mouth disease still gets the FMD warning: only a 
 view silences it, never a weak bird guess. A real chance of FMD withholds every
 non-notifiable answer (``uncertain`` plus the FMD warning), and FMD itself is answered
 outright only when sure and the model knows healthy animals of the species in view; a
-photo far from every training
-class in the condition features (Mahalanobis distance), or one whose logits carry little
-evidence for any trained class (a low energy score), is ``uncertain`` ("unlike the photos
-the model learned from"); a condition named from the whole animal (healthy, lumpy skin)
-on a four-legged animal that ImageNet does not clearly see as cattle is withheld (goats,
-which ImageNet has no class for, look like cattle to the condition head); a
-low-confidence answer is ``uncertain`` too; only then ``ok``.
+photo far from every training class in the condition features (Mahalanobis distance), or
+one whose logits carry little evidence for any trained class (a low energy score), is
+``uncertain`` ("unlike the photos the model learned from"); a condition named from the
+whole animal (healthy, lumpy skin) on a four-legged animal that ImageNet does not clearly
+see as cattle is withheld (goats, which ImageNet has no class for, look like cattle to the
+condition head); a low-confidence answer is ``uncertain`` too; only then ``ok``.
 
 One species policy for close-ups and whole animals alike (``look``): a clear species
 (``SPECIES_CONFIDENT``, a bird in view) is the species; a photo read as cattle on its own
@@ -378,9 +377,9 @@ def species_scope(ph: Photo) -> Triage | None:
 def fmd_alert(ph: Photo) -> Triage | None:
     """A real chance of FMD withholds every non-notifiable answer: FMD answered when sure
     and the model knows healthy animals of the species in view, else ``uncertain`` with
-    the FMD warning. (FMD answered only where the species shown is cattle cost every
-    source answers, and D1YaRaJ's field photos 0.844 -> 0.771 right of answered:
-    ``python bench/vet_species_policy.py``; not shipped.)"""
+    the FMD warning. (Measured and not shipped: FMD answered only where the species shown
+    is cattle; every source answered less, and D1YaRaJ's field photos fell 0.844 -> 0.771
+    right of answered, ``python bench/vet_species_policy.py``.)"""
     best = ph.best
     if not (FMD in ph.allowed and may_have_fmd(ph)
             and (best == FMD or not _info(best)["notifiable"])):
