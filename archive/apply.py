@@ -83,7 +83,7 @@ def _region(r: dict[str, str]) -> RegionRecord:
                         r["kind"], r["kept"] == "1", r.get("finder_reason", r["reason"]),
                         r["file_name"], "", r["phash"], r["decision"],
                         r.get("printed_text", ""), r.get("model_caption", ""),
-                        int(r.get("turned") or 0))
+                        int(r.get("turned") or 0), json.loads(r.get("origin") or "{}"))
 
 
 def replay(
@@ -111,7 +111,8 @@ def replay(
             fresh = RegionRecord(r.source, r.page, r.index, r.bbox, r.score, r.kind,
                                  dec.auto_kept(r), _auto_reason(r), r.file_name, r.caption,
                                  r.phash, printed_text=r.printed_text,
-                                 model_caption=r.model_caption, turned=r.turned)
+                                 model_caption=r.model_caption, turned=r.turned,
+                                 origin=dict(r.origin))
             dec.decide(fresh, decisions)
             if fresh.kept and not fresh.file_name:
                 raise ArchiveError(

@@ -18,7 +18,10 @@ DEFAULT_CAPTION = "an engraving from {source}, page {page}"
 PRINTED_CAPTION = "{trigger}, {printed}"
 CONTENT_CAPTION = "{trigger}, {content}"
 CONTENT_PRINTED_CAPTION = "{trigger}, {content}, {printed}"
-FIELDS = ("source", "page", "trigger", "printed", "content")
+FIELDS = ("source", "page", "trigger", "printed", "content", "title", "date", "label")
+# What a IIIF manifest says of the book and the page (``RegionRecord.origin``); a PDF
+# has none of them, and an empty field leaves no tag behind.
+ORIGIN_FIELDS = ("title", "date", "label")
 MAX_LEN = 500
 _EMPTY_TAGS = re.compile(r"\s*,(?:\s*,)+")
 
@@ -53,14 +56,16 @@ def template_for(template: str, printed: str = "", content: str = "") -> str:
 
 
 def make_caption(template: str, source: str, page: int, trigger: str | None = None,
-                 printed: str = "", content: str = "") -> str:
+                 printed: str = "", content: str = "", origin: dict | None = None) -> str:
     """Fill a checked template; a trigger word leads the caption, kohya-style.
 
     A field with nothing to say leaves no empty tag behind ("imperial, , page 3").
+    ``origin``: what the book's IIIF manifest says (``ORIGIN_FIELDS``).
     """
     template = template_for(template, printed, content)
+    known = {k: str((origin or {}).get(k) or "") for k in ORIGIN_FIELDS}
     text = check_template(template).format(source=source, page=page, trigger=trigger or "",
-                                           printed=printed, content=content)
+                                           printed=printed, content=content, **known)
     text = _EMPTY_TAGS.sub(",", " ".join(text.split())).strip(" ,")
     if trigger and "{trigger}" not in template:
         text = f"{trigger}, {text}" if text else trigger

@@ -184,7 +184,7 @@ def caption_dataset(dataset: str | Path, model_id: str = DEFAULT_MODEL, batch: i
     for r, content in zip(kept, captions, strict=True):
         r.model_caption = content
         r.caption = make_caption(template, r.source, r.page, info.get("trigger"),
-                                 r.printed_text, content)
+                                 r.printed_text, content, r.origin)
     rewrite(data, path, info)
     report.captioned, report.seconds = len(kept), time.perf_counter() - t0
     return report

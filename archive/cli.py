@@ -20,10 +20,14 @@ from archive.resize import RESIZE_MODES
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m archive",
-        description="Stream scanned PDFs into a zip dataset of their illustrations: every "
-                    "engraving or plate cropped from its page, de-duplicated and captioned.",
+        description="Stream scanned PDFs, or books a library serves through IIIF, into a zip "
+                    "dataset of their illustrations: every engraving or plate cropped from its "
+                    "page, de-duplicated and captioned.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT.pdf")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="a scanned PDF, or a IIIF manifest or collection (its https:// address "
+                        "or a .json file): each page is fetched small, and only the pictures' "
+                        "own regions at full size")
     p.add_argument("-o", "--out", required=True, metavar="OUT.zip")
     p.add_argument("--unit", default="figure", choices=UNITS,
                    help="dataset item: each figure cropped from its page (default), or whole "

@@ -47,6 +47,16 @@ CODES: dict[str, tuple[str, ...]] = {
     "not_in_data": ("name",),
     "cluster": (),  # the CLI's --ray; the app never runs on a cluster
     "parts_in_use": (),  # likewise: the folder of a collection's parts
+    # a IIIF manifest by URL (archive.iiif): the address, then the answer
+    "url_malformed": (),
+    "url_scheme": ("scheme",),
+    "url_private": ("host",),
+    "url_unreachable": ("host",),
+    "url_status": ("host", "status"),
+    "url_too_big": ("host", "max_mb"),
+    "manifest_unreadable": ("name",),
+    "not_manifest": ("name",),
+    "manifest_no_images": ("name",),
     "other": (),
 }
 # What went wrong when no ArchiveError says it: a bug, or memory.

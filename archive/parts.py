@@ -32,6 +32,7 @@ from archive.apply import Dataset, read_dataset, replay, write_replayed
 from archive.decisions import DUPLICATE
 from archive.dedup import Deduper
 from archive.errors import ArchiveError
+from archive.iiif import book as iiif_book
 from archive.pipeline import (
     Options,
     build_dataset,
@@ -164,7 +165,8 @@ def plan_units(paths: list[str | Path], opts: Options, part_pages: int = PART_PA
         raise ArchiveError("no input PDF given", code="no_input")
     units: list[Unit] = []
     errors: dict[str, str] = {}
-    for path, source in zip(paths, source_names([Path(p) for p in paths]), strict=True):
+    paths = iiif_book.each_book(paths)
+    for path, source in zip(paths, source_names(paths), strict=True):
         try:
             [(_, _, indices)] = make_plan([path], opts, [source])
         except ArchiveError as exc:
@@ -172,8 +174,8 @@ def plan_units(paths: list[str | Path], opts: Options, part_pages: int = PART_PA
             continue
         for lo in range(0, len(indices), part_pages):
             chunk = indices[lo : lo + part_pages]
-            units.append(Unit(len(units), str(Path(path).resolve()), source, _spec(chunk),
-                              len(chunk)))
+            where = str(path) if iiif_book.is_iiif(path) else str(Path(path).resolve())
+            units.append(Unit(len(units), where, source, _spec(chunk), len(chunk)))
     return units, errors
 
 
@@ -181,7 +183,8 @@ def _code_hash() -> str:
     """The archive code's fingerprint: parts built by other code must not be mixed in."""
     h = hashlib.sha256()
     here = Path(__file__).parent
-    files = [*here.glob("*.py"), *here.glob("*.json"), here.parent / "buckets.py"]
+    files = [*here.glob("*.py"), *here.glob("iiif/*.py"), *here.glob("*.json"),
+             here.parent / "buckets.py"]
     for f in sorted(files):
         if f.name not in ("ui.py", "cli.py"):  # the tab and the argument parser cut no crop
             h.update(f.name.encode() + f.read_bytes())
@@ -192,7 +195,7 @@ def job_card(paths: list[str | Path], units: list[Unit], opts: Options, part_pag
              ) -> dict:
     """What decides the bytes of every part; a re-run resumes only the same job."""
     skip = {"workers", "resume", "overwrite", "password", "max_pages", "thumbnails", "scan_only"}
-    names = source_names([Path(p) for p in paths])
+    names = source_names(paths)
     sizes = [Path(p).stat().st_size if Path(p).is_file() else None for p in paths]
     options = {k: v for k, v in asdict(opts).items() if k not in skip}
     options["decisions"] = sorted([*k, v] for k, v in (opts.decisions or {}).items())

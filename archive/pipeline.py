@@ -38,8 +38,9 @@ from archive.decisions import load as load_decisions
 from archive.dedup import Deduper, perceptual_hash
 from archive.errors import ArchiveError, BadPage
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
+from archive.iiif import book as iiif_book
 from archive.page_extent import page_extent
-from archive.reader import PREVIEW_SIDE, Page, open_pdf, read_page
+from archive.reader import PREVIEW_SIDE, Page, open_document, read_page
 from archive.records import (
     CANDIDATE_DIR,
     CURATOR_REASONS,
@@ -235,11 +236,12 @@ def parse_pages(spec: str, count: int) -> list[int]:
     return sorted(picked)
 
 
-def source_names(paths: Iterable[Path]) -> list[str]:
+def source_names(paths: Iterable[str | Path]) -> list[str]:
     """Safe, unique names for zip entries, whatever the uploaded file was called."""
     names: list[str] = []
     for p in paths:
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(p).stem).strip("._-")[:80] or "document"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", iiif_book.source_stem(str(p)))
+        stem = stem.strip("._-")[:80] or "document"
         name, n = stem, 2
         while name in names:
             name, n = f"{stem}_{n}", n + 1
@@ -256,7 +258,8 @@ def process_page(
     try:
         page = read_page(doc, index, opts.scale, opts.preview_side)
         regions, note, extent, text_height = _candidates(page, opts, filt)
-        items = [_item(source, number, k, r, opts) for k, r in enumerate(regions, 1)]
+        items = [_item(source, number, k, r, opts, page.origin)
+                 for k, r in enumerate(regions, 1)]
         floor = review_floor(opts)
         cut = [it for it in items if it.region.kept or it.region.score >= floor]
         wanted = any(it.region.kept for it in items) or (opts.candidates and cut)
@@ -316,12 +319,15 @@ def _rethreshold(region: figures.Region, threshold: float) -> figures.Region:
     return replace(region, kept=kept, reason=reason)
 
 
-def _item(source: str, page: int, index: int, region: figures.Region, opts: Options) -> Item:
-    """The region's row, named and captioned whether kept or not (a curator may keep it)."""
+def _item(source: str, page: int, index: int, region: figures.Region, opts: Options,
+          origin: dict) -> Item:
+    """The region's row, named and captioned whether kept or not (a curator may keep it).
+    ``origin``: what a IIIF manifest says of the book and the page (a PDF: nothing)."""
     name = item_name(source, page, index if opts.unit == "figure" else None)
-    caption = make_caption(opts.caption, source, page, opts.trigger)
+    caption = make_caption(opts.caption, source, page, opts.trigger, origin=origin)
     row = RegionRecord(source, page, index, region.box, region.score, region.kind,
-                       region.kept, region.reason, name, caption, turned=region.turned)
+                       region.kept, region.reason, name, caption, turned=region.turned,
+                       origin=dict(origin))
     return Item(decide(row, opts.decisions))
 
 
@@ -343,9 +349,12 @@ def _cut(page: Page, items: list[Item], opts: Options, text_height: float) -> No
     """Decode the page once, as large as its largest need, and make every item's bytes.
     A line of text glued on a crop's top or bottom is cut off it there, where the scan's
     resolution parts it from the picture (``crop_edges``), and its box says so."""
-    img = page.full_array(_decode_need(page, [it.region.bbox for it in items], opts))
+    boxes = [it.region.bbox for it in items]
+    img = page.full_array(_decode_need(page, boxes, opts), boxes)
     paper = paper_colour(page.preview) if opts.resize == "pad" else None
     for it in items:
+        if it.region.origin:  # a IIIF page: the URL these very pixels came from
+            it.region.origin["image"] = page.image_of(it.region.bbox)
         whole = it.region.bbox == (0.0, 0.0, 1.0, 1.0)
         if not whole:
             box = crop_edges.trimmed(img, it.region.bbox, it.region.turned, text_height)
@@ -381,7 +390,8 @@ def _printed(page: Page, items: list[Item], source: str, opts: Options) -> None:
         for it, text in zip(group, _printed_texts(page, group, words, turned, lang), strict=True):
             region = it.region
             region.printed_text = text
-            region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text)
+            region.caption = make_caption(opts.caption, source, region.page, opts.trigger, text,
+                                          origin=region.origin)
 
 
 def _printed_texts(page: Page, items: list[Item], words: list[printed_text.Word], turned: int,
@@ -474,7 +484,7 @@ def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
     if _worker_doc.get("path") != path:
         if "doc" in _worker_doc:
             _worker_doc["doc"].close()
-        _worker_doc.update(path=path, doc=open_pdf(path, opts.password))
+        _worker_doc.update(path=path, doc=open_document(path, opts.password))
     key = (opts.unit, opts.filter, opts.threshold, opts.min_figure_area)
     if _worker_doc.get("filter_key") != key:
         _worker_doc.update(filter_key=key, filter=_make_filter(opts))
@@ -489,7 +499,7 @@ def _make_filter(opts: Options) -> PageFilter | None:
     return make_filter(opts.filter, opts.threshold, opts.min_figure_area)
 
 
-Plan = list[tuple[Path, str, list[int]]]
+Plan = list[tuple[Path | str, str, list[int]]]  # a PDF's path or a manifest's address
 
 
 def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item]], None, None]:
@@ -614,7 +624,7 @@ class _OwnDocs:
     def get(self, path: Path):
         if self.path != path:
             self.close()
-            self.path, self.doc = path, open_pdf(path, self.password)
+            self.path, self.doc = path, open_document(path, self.password)
         return self.doc
 
     def close(self) -> None:
@@ -649,22 +659,23 @@ def peak_rss_mb() -> float:
 
 
 def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = None) -> Plan:
-    """Each PDF with its safe name and the 0-based pages to process; checks the job cap.
+    """Each book with its safe name and the 0-based pages to process; checks the job cap.
 
-    ``names`` overrides the source names, so a part of a collection built on its own
-    (one Ray task) names its items as the whole collection's build would.
+    A book is a PDF (by path) or a IIIF manifest (by URL or ``.json`` file); a IIIF
+    collection stands for each of its manifests. ``names`` overrides the source names,
+    so a part of a collection built on its own (one Ray task) names its items as the
+    whole collection's build would.
     """
-    pdfs = [Path(p) for p in paths]
-    if not pdfs:
+    books = opened(paths, opts.password)
+    if not books:
         raise ArchiveError("no input PDF given", code="no_input")
-    names = source_names(pdfs) if names is None else names
+    names = source_names([a for a, _ in books]) if names is None else names
     plan: Plan = []
-    for pdf, source in zip(pdfs, names, strict=True):
-        doc = open_pdf(pdf, opts.password)
+    for (address, doc), source in zip(books, names, strict=True):
         count = doc.page_count
         doc.close()
         indices = parse_pages(opts.pages, count) if opts.pages else list(range(count))
-        plan.append((pdf, source, indices))
+        plan.append((address, source, indices))
     pages_total = sum(len(idx) for _, _, idx in plan)
     if opts.max_pages is not None and pages_total > opts.max_pages:
         raise ArchiveError(
@@ -673,6 +684,23 @@ def make_plan(paths: list[str | Path], opts: Options, names: list[str] | None = 
             code="too_many_pages", pages=pages_total, max_pages=opts.max_pages,
         )
     return plan
+
+
+def opened(paths: list[str | Path], password: str | None = None) -> list[tuple[str | Path, object]]:
+    """Each input opened (a PDF by path, a manifest by address), a IIIF collection's
+    manifests in its place; the plan needs their page counts."""
+    books: list[tuple[str | Path, object]] = []
+    for p in paths:
+        if not iiif_book.is_iiif(p):
+            books.append((Path(p), open_document(p, password)))
+            continue
+        found = iiif_book.manifests(str(p))
+        if not found:
+            name = iiif_book.source_stem(str(p))
+            raise ArchiveError(f"{name}: the collection has no manifest with images",
+                               code="manifest_no_images", name=name)
+        books.extend((a, iiif_book.IIIFBook(a, b)) for a, b in found)
+    return books
 
 
 def iter_build(
@@ -693,6 +721,8 @@ def iter_build(
 
     writer = DatasetWriter(out, resume=opts.resume, overwrite=opts.overwrite,
                            info=build_info(opts))
+    if opts.resume:  # a IIIF page the network lost is fetched again
+        writer.forget(lambda r: r.reason.startswith(iiif_book.NOT_FETCHED))
     done = writer.done()
     resumed = len(writer.pages)
     seen = Deduper()

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # PyMuPDF 2 imports its ONNX layout analyser and pymupdf4llm eagerly (about 1 s
@@ -98,10 +98,15 @@ class Page:
     scale: float
     image_only: bool = False  # the content stream draws the scan and nothing else: no text
     jpx: bytes | None = None  # the embedded JPEG 2000 scan, when its fast path applies
+    origin: dict = field(default_factory=dict)  # a PDF says nothing of where it came from
 
     @property
     def number(self) -> int:
         return self.index + 1
+
+    def image_of(self, box: tuple[float, ...]) -> str:
+        """The URL a crop's pixels came from: none, for a PDF (``IIIFPage.image_of``)."""
+        return ""
 
     def full(self, need: tuple[int, int] | None = None) -> Image.Image:
         """The page at full scale; decoded only for kept pages.
@@ -127,9 +132,11 @@ class Page:
             zoom = min(zoom, max(need[0] / max(1e-6, r.width), need[1] / max(1e-6, r.height)))
         return _render(page, zoom)
 
-    def full_array(self, need: tuple[int, int] | None = None) -> np.ndarray:
+    def full_array(self, need: tuple[int, int] | None = None,
+                   boxes: list[tuple[float, ...]] | None = None) -> np.ndarray:
         """``full(need)`` as an RGB array: a JPEG scan straight from TurboJPEG, without the
-        copies into and out of a PIL image (about 6 ms of a 4/8-scale letter page)."""
+        copies into and out of a PIL image (about 6 ms of a 4/8-scale letter page).
+        ``boxes``, where the crops will be cut, matter only to a IIIF page."""
         if self.jpeg is not None and simplejpeg is not None:
             img = _open_image(self.jpeg)
             if img.mode in ("RGB", "L"):
@@ -184,14 +191,25 @@ def open_pdf(path: str | Path, password: str | None = None) -> pymupdf.Document:
     return doc
 
 
-def read_page(
-    doc: pymupdf.Document, index: int, scale: float = 2.0, preview_side: int = PREVIEW_SIDE
-) -> Page:
+def open_document(address: str | Path, password: str | None = None):
+    """A PDF by path, or a IIIF manifest by URL or ``.json`` file (``archive.iiif``):
+    what ``read_page`` reads pages from."""
+    from archive.iiif import book  # the IIIF reader imports this module's helpers
+
+    if book.is_iiif(address):
+        return book.IIIFBook(str(address))
+    return open_pdf(address, password)
+
+
+def read_page(doc, index: int, scale: float = 2.0, preview_side: int = PREVIEW_SIDE) -> Page:
     """Load one page's preview; raises ``BadPage`` for a page that cannot be used.
 
     ``preview_side`` is the least long side of the preview: the page filter and the
-    figure finder each say how much they need, and every page pays for it.
+    figure finder each say how much they need, and every page pays for it. ``doc`` is
+    what ``open_document`` opened: a PDF, or a IIIF book that fetches its own pages.
     """
+    if not isinstance(doc, pymupdf.Document):
+        return doc.read_page(index, preview_side)
     try:
         page = doc[index]
         scan = _single_scan(doc, page)
@@ -382,7 +400,7 @@ def _preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image:
     of the whole JPEG cannot be skipped, but TurboJPEG skips PIL's per-call overhead.
     """
     img = _open_image(data)  # header only: the bomb check uses the JPEG's own size
-    return _decode_scaled(data, img, _draft_size(img.width, img.height, side))
+    return _decode_scaled(data, img, draft_size(img.width, img.height, side))
 
 
 def _decode_scaled(data: bytes, img: Image.Image, size: tuple[int, int]) -> Image.Image:
@@ -421,7 +439,7 @@ def _jpx_preview(data: bytes, side: int = PREVIEW_SIDE) -> Image.Image | None:
         img = _open_image(data)
         if img.mode not in ("L", "RGB"):
             return None
-        preview = _decode_jpx(data, img, _draft_size(img.width, img.height, side))
+        preview = _decode_jpx(data, img, draft_size(img.width, img.height, side))
         size = _dct_size(img.width, img.height, side)
         if preview.size == size:
             return preview
@@ -506,7 +524,7 @@ def _decode_jpx(data: bytes, img: Image.Image, size: tuple[int, int]) -> Image.I
 JPX_LEVELS = 5  # OpenJPEG's default number of wavelet levels (and archive.org's)
 
 
-def _draft_size(w: int, h: int, side: int = PREVIEW_SIDE) -> tuple[int, int]:
+def draft_size(w: int, h: int, side: int = PREVIEW_SIDE) -> tuple[int, int]:
     """The smallest JPEG scale whose longer side is still >= ``side``."""
     f = min(1.0, side / max(w, h))
     return max(1, int(w * f)), max(1, int(h * f))
@@ -545,7 +563,9 @@ def _open_image(data: bytes) -> Image.Image:
 def closer(page: Page) -> Callable[[int], Image.Image | None] | None:
     """The page's own scan decoded again with a long side of at least n px, turned as its
     preview is: for a page small in its scan (``figures.CLOSER``). None for a page MuPDF
-    renders (its preview is already sized by its scan)."""
+    renders (its preview is already sized by its scan). A IIIF page asks its server."""
+    if hasattr(page, "closer_at"):
+        return page.closer_at
     if page.jpeg is not None:
         data = page.jpeg
         return lambda side: _rotate(_preview(data, side), page.rotation)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 MANIFEST_COLUMNS = [  # ms (wall time) stays last: the one column a rerun changes
     "source", "page", "kept", "figures", "score", "reason", "width", "height", "page_bbox",
@@ -20,7 +20,7 @@ MANIFEST_COLUMNS = [  # ms (wall time) stays last: the one column a rerun change
 REGION_COLUMNS = [
     "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
     "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
-    "turned",
+    "turned", "origin",
 ]
 # The ``reason`` of a candidate the curator decided on; ``finder_reason`` keeps the finder's.
 CURATOR_REASONS = {"keep": "kept_by_curator", "drop": "dropped_by_curator"}
@@ -83,6 +83,10 @@ class RegionRecord:
     printed_text: str = ""  # the title or caption printed next to it (archive.printed_text)
     model_caption: str = ""  # what a captioning model says it shows (archive.captioner)
     turned: int = 0  # degrees clockwise its image was turned to stand upright (0 or 90)
+    # where a IIIF book's picture came from and under what terms (archive.iiif.book.origin):
+    # the book's title, date, attribution and rights, the page's label, the manifest's and
+    # the canvas's ids and the image's URL; empty for a PDF
+    origin: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:  # numpy scalars from the finder would not journal
         self.bbox = tuple(round(float(v), 4) for v in self.bbox)  # type: ignore[assignment]
@@ -95,6 +99,7 @@ class RegionRecord:
             f"{self.score:.4f}", self.kind, "1" if self.kept else "0", self.outcome_reason,
             self.decision, self.file_name, self.phash, self.reason, self.printed_text,
             self.model_caption, str(self.turned),
+            json.dumps(self.origin, ensure_ascii=False, sort_keys=True) if self.origin else "",
         ]
 
     @property
@@ -126,6 +131,7 @@ class RegionRecord:
             "printed_text": self.printed_text,
             "model_caption": self.model_caption,
             "turned": self.turned,
+            **({"origin": self.origin} if self.origin else {}),
         }
 
 

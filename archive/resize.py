@@ -145,17 +145,18 @@ def upright(crop: np.ndarray | Image.Image, turned: int) -> np.ndarray | Image.I
 
 def crop_box(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
     """The part of ``img`` inside ``box`` (fractions of the image), at least 1 px."""
-    return img.crop(_crop_px(img.size, box))
+    return img.crop(crop_px(img.size, box))
 
 
 def crop_array(arr: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
     """``crop_box`` on an array: a view, no copy."""
-    x0, y0, x1, y1 = _crop_px((arr.shape[1], arr.shape[0]), box)
+    x0, y0, x1, y1 = crop_px((arr.shape[1], arr.shape[0]), box)
     return arr[y0:y1, x0:x1]
 
 
-def _crop_px(size: tuple[int, int], box: tuple[float, float, float, float]
-             ) -> tuple[int, int, int, int]:
+def crop_px(size: tuple[int, int], box: tuple[float, float, float, float]
+            ) -> tuple[int, int, int, int]:
+    """The pixels ``crop_box`` and ``crop_array`` cut (a IIIF region fetches just them)."""
     w, h = size
     x0, y0 = min(w - 1, max(0, round(box[0] * w))), min(h - 1, max(0, round(box[1] * h)))
     x1, y1 = max(x0 + 1, min(w, round(box[2] * w))), max(y0 + 1, min(h, round(box[3] * h)))

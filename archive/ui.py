@@ -32,6 +32,7 @@ from archive.apply import apply, read_dataset
 from archive.decisions import DUPLICATE, Key
 from archive.decisions import load as load_decisions
 from archive.errors import CODES, CRASH_CODES, ArchiveError, reason_of
+from archive.iiif.book import THUMBS, BookPreview, is_url, preview_book
 from archive.pipeline import Report, iter_build, source_names
 from archive.records import CURATOR_REASONS, RegionRecord
 from archive.report import histogram_image
@@ -53,6 +54,7 @@ REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or
 # or a resumable failed build time, and bounds the disk by a day's builds.
 JOB_PREFIX = "borde-archive-"
 JOB_KEEP_S = float(os.environ.get("BORDE_JOB_KEEP_HOURS", "24")) * 3600
+WEB_SCHEMES = ("http", "https")  # what archive.iiif.http fetches; any other is refused
 # The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
     "rule": "archive_reason_rule", "too_small": "archive_reason_small",
@@ -134,10 +136,12 @@ def crop_caption(r: RegionRecord, say: Say) -> str:
     return " · ".join(w for w in (base, why, said_words(r)) if w)
 
 
-def progress_line(done: int, total: int, items: int, pages_per_s: float, say: Say) -> str:
-    """The one progress display: a bar and the same numbers in words."""
+def progress_line(done: int, total: int, items: int, pages_per_s: float, say: Say,
+                  starting: str = "archive_starting") -> str:
+    """The one progress display: a bar and the same numbers in words (``starting``'s words
+    before the first page)."""
     words = say("archive_progress", done=done, total=total, items=items,
-                speed=f"{pages_per_s:.1f}") if total else say("archive_starting")
+                speed=f"{pages_per_s:.1f}") if total else say(starting)
     return (f'<div class="archive-progress"><progress value="{done}" max="{max(total, 1)}">'
             f'</progress> <span>{html.escape(words)}</span></div>')
 
@@ -172,19 +176,28 @@ def histogram_words(unit: str, say: Say) -> dict[str, str]:
     return words
 
 
+def job_folder(work_dir: Path | None = None) -> Path:
+    """A fresh job folder, after the old ones are swept (``JOB_KEEP_S``)."""
+    sweep_jobs(Path(work_dir or tempfile.gettempdir()))
+    return Path(tempfile.mkdtemp(prefix=JOB_PREFIX, dir=work_dir))
+
+
 def run_job(
-    paths: list[Path], say: Say, work_dir: Path | None = None, every: int = 4,
+    paths: list[str | Path], say: Say, work_dir: Path | None = None, every: int = 4,
     server_picker: bool = False, **options
 ) -> Iterator[Snapshot]:
-    """Build a dataset from ``paths`` into a fresh folder, yielding snapshots as it goes."""
+    """Build a dataset from ``paths`` (PDF paths, and manifest addresses as ``str``: a
+    ``Path`` would fold ``https://`` into ``https:/``) into a fresh folder, yielding
+    snapshots as it goes."""
     if not paths:
         said = [("archive_no_pdf_server" if server_picker else "archive_no_pdf", {})]
         yield Snapshot(error=words(said, say), said=said)
         return
-    sweep_jobs(Path(work_dir or tempfile.gettempdir()))
-    folder = Path(tempfile.mkdtemp(prefix=JOB_PREFIX, dir=work_dir))
+    folder = job_folder(work_dir)
     out = folder / f"{source_names(paths)[0]}_dataset.zip"
-    snap = Snapshot(status=progress_line(0, 0, 0, 0.0, say))
+    # a manifest first (no PDF): the plan reads it, and a collection's books, before page 1
+    starting = "archive_starting_manifest" if is_url(paths[0]) else "archive_starting"
+    snap = Snapshot(status=progress_line(0, 0, 0, 0.0, say, starting))
     yield replace(snap)  # a copy each time: a consumer may keep them all
     gen = iter_build(paths, out, thumbnails=True, **options)
     try:
@@ -235,13 +248,58 @@ def caption_zip(path: Path, model: str = captioner.DEFAULT_MODEL) -> Said:
                                        device=report.device, seconds=f"{report.seconds:.1f}"))]
 
 
-def _log_resume(paths: list[Path], out: Path) -> None:
+def _log_resume(paths: list[str | Path], out: Path) -> None:
     """The server's log, not the visitor's screen, gets the paths and the resume command."""
     partial = out.with_name(out.name + ".partial")
     if partial.exists():
         cmd = shlex.join(["python", "-m", "archive", *map(str, paths), "-o", str(out),
                           "--resume"])
         log.warning("the pages done so far are kept in %s; continue with: %s", partial, cmd)
+
+
+# --- a IIIF manifest's book, looked at before it is built ---
+
+
+def manifest_address(text: str | None) -> str | None:
+    """The address typed in the manifest box, or None for an empty box. Only a web address:
+    a file path typed on a public server would read the server's own files."""
+    address = (text or "").strip()
+    if not address:
+        return None
+    if not is_url(address):
+        raise ArchiveError(f"{address[:120]!r} is not a web address", code="url_malformed")
+    scheme = address.split(":", 1)[0].lower()
+    if scheme not in WEB_SCHEMES:  # said before a job starts; the fetcher refuses it too
+        raise ArchiveError(f"{scheme}: is not a web address", code="url_scheme", scheme=scheme)
+    return address
+
+
+def book_said(preview: BookPreview, max_pages: int | None = None) -> Said:
+    """The book's title and pages (a collection's books too); more pages than a job may
+    have is said now, not after the curator clicks Build."""
+    if preview.books > 1:
+        said: Said = [("archive_books", dict(title=preview.title, books=preview.books,
+                                             pages=preview.pages))]
+    else:
+        said = [("archive_book", dict(title=preview.title, pages=preview.pages))]
+    if max_pages is not None and preview.pages > max_pages:
+        said.append(("archive_error_too_many_pages",
+                     dict(pages=preview.pages, max_pages=max_pages)))
+    return said
+
+
+def look_at_book(text: str | None, work_dir: Path | None = None, count: int = THUMBS,
+                 max_pages: int | None = None) -> tuple[Said, list[str]]:
+    """What the tab shows of a manifest before the build: its words and its first pages as
+    thumbnail files (see GALLERY_DIR). Raises ``ArchiveError`` for an address that cannot
+    be read; ``([], [])`` for an empty box."""
+    address = manifest_address(text)
+    if address is None:
+        return [], []
+    preview = preview_book(address, count)
+    folder = job_folder(work_dir) / GALLERY_DIR
+    return book_said(preview, max_pages), [thumbnail_file(folder, img)
+                                           for img in preview.thumbnails]
 
 
 # --- the review: the curator keeps or drops crops, and the zip is rebuilt in seconds ---

@@ -19,8 +19,10 @@ import os
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
+from archive.card import dataset_card
 from archive.errors import ArchiveError
 from archive.records import (
     PageRecord,
@@ -34,6 +36,7 @@ from archive.records import (
 
 JOURNAL_PREFIX = "_journal/"
 INFO_NAME = "build.json"
+CARD_NAME = "README.md"  # the dataset card (archive.card)
 JOURNAL_EVERY = 8
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
@@ -97,6 +100,11 @@ class DatasetWriter:
         """Pages already in the zip (after a resume), to be skipped."""
         return {(r.source, r.page) for r in self.pages}
 
+    def forget(self, again: Callable[[PageRecord], bool]) -> None:
+        """Pages to do again on a resume (a IIIF page whose image the network lost): left
+        out of the manifest; the journal keeps them, and a later resume forgets them again."""
+        self.pages = [r for r in self.pages if not again(r)]
+
     def add(self, page: PageRecord, items: list[Item]) -> None:
         """Write one page's outcome: its items' JPEGs and captions, and every candidate's row.
 
@@ -133,6 +141,8 @@ class DatasetWriter:
         """Write metadata.jsonl, manifest.csv and regions.csv, then rename to the final name."""
         try:
             self.flush()
+            card = dataset_card(self.pages, self.regions).encode("utf-8")
+            self._zip.writestr(_info(CARD_NAME), card)
             self._zip.writestr(_info("metadata.jsonl"), metadata_jsonl(self.regions))
             self._zip.writestr(_info("manifest.csv"), manifest_csv(self.pages))
             self._zip.writestr(_info("regions.csv"), regions_csv(self.regions))

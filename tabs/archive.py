@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import gradio as gr
@@ -11,6 +12,8 @@ from archive import ui as archive_ui
 from archive.caption import DEFAULT_CAPTION
 from tabs.common import MAX_PAGES, note, t
 from ui_text import UI_LANG_JS, Said, Say, sayer, words
+
+log = logging.getLogger("borde.archive")
 
 
 def _archive_pending(status: str, gallery=()) -> tuple:
@@ -26,14 +29,18 @@ def _archive_failed(said: Said, s: Say, gallery=()) -> tuple:
 
 
 def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption,
-                trigger, show, captions=False, ui_lang="en"):
-    """Build a dataset, streaming. Returns (status, crops, scores, zip, review): a status line
-    (HTML: the progress, then the summary or the error), the latest crops with their scores,
-    the score histogram, the dataset zip, and the most doubtful crops for the review."""
+                trigger, show, captions=False, manifest="", ui_lang="en"):
+    """Build a dataset, streaming, from the PDFs and then the IIIF manifest at ``manifest``
+    (a web address; a collection builds its every book). Returns (status, crops, scores,
+    zip, review): a status line (HTML: the progress, then the summary or the error), the
+    latest crops with their scores, the score histogram, the dataset zip, and the most
+    doubtful crops for the review."""
     s = sayer(ui_lang)
     try:
-        paths = [Path(f) for f in uploads or []]
+        paths: list[str | Path] = [Path(f) for f in uploads or []]
         paths += [serverpath.resolve_choice(c) for c in server or []]
+        address = archive_ui.manifest_address(manifest)
+        paths += [address] if address else []  # a str: Path("https://x") is "https:/x"
     except ArchiveError as exc:
         yield _archive_failed(archive_ui.error_said(exc), s)
         return
@@ -65,6 +72,30 @@ def archive_run(uploads, server, unit, filt, threshold, size, resize, keep_dupli
 
 
 KEEP_HOURS = f"{archive_ui.JOB_KEEP_S / 3600:g}"
+
+
+def _book_shown(said: Said, cls: str, s: Say, files=()) -> tuple:
+    """The book line and its thumbnails (hidden when there are none), and what the line
+    says, kept to be said again after a language switch."""
+    line = note(words(said, s), cls) if said else ""
+    return (line, gr.update(value=list(files), visible=bool(files)),
+            {"cls": cls, "said": said} if said else None)
+
+
+def archive_look(manifest: str, ui_lang: str = "en") -> tuple:
+    """The manifest's book before the build: its title, its pages (a collection's books)
+    and its first pages small. Returns (book line, thumbnails, what the line says)."""
+    s = sayer(ui_lang)
+    try:
+        said, files = archive_ui.look_at_book(manifest, max_pages=MAX_PAGES)
+    except Exception as exc:  # noqa: BLE001 - one sentence on screen, the rest in the log
+        if isinstance(exc, ArchiveError):
+            log.warning("manifest not shown: %s", exc)
+        else:
+            log.exception("manifest preview failed")
+        return _book_shown(archive_ui.error_said(exc), "error", s)
+    too_long = any(key.startswith("archive_error_") for key, _ in said)
+    return _book_shown(said, "error" if too_long else "note", s, files)
 
 
 def archive_toggle(review, show, ui_lang, evt: gr.SelectData):
@@ -129,17 +160,27 @@ def archive_rebuild(review=None, decisions=None, ui_lang="en"):
     return str(path), words(said, s), said
 
 
+def _said_again(shown: dict | None, s: Say) -> str | dict:
+    """A line kept as {"cls", "said"}, in the new language; left as it is without one."""
+    return note(words(shown["said"], s), shown["cls"]) if shown else gr.skip()
+
+
 def archive_relang(status_said: dict | None, review_said: Said | None, review, show,
                    ui_lang: str) -> tuple:
     """After a language switch: the summary (or error), the review's message and its tiles
     written again in the new language; a progress line still running is left as it is."""
     s = sayer(ui_lang)
-    status = (note(words(status_said["said"], s), status_said["cls"]) if status_said
-              else gr.skip())
+    status = _said_again(status_said, s)
     message = words(review_said, s) if review_said else gr.skip()
     tiles = (archive_ui.review_gallery(review, s, show)
              if review is not None and not archive_ui.build_gone(review) else gr.skip())
     return status, message, tiles
+
+
+def archive_book_relang(book_said: dict | None, ui_lang: str) -> str | dict:
+    """After a language switch: the manifest's book line (or why it could not be read) in
+    the new language; the thumbnails have no words."""
+    return _said_again(book_said, sayer(ui_lang))
 
 
 # The status line sits under the Build button, where the click was; a button at the foot
@@ -159,6 +200,18 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
                               file_types=[".pdf"], type="filepath", elem_id="archive-upload")
             server = gr.Dropdown(choices=serverpath.list_pdfs(root), multiselect=True,
                                  label=t("archive_server"), visible=root is not None)
+            with gr.Row(elem_id="archive-manifest-row"):
+                manifest = gr.Textbox("", label=t("archive_manifest"),
+                                      info=t("archive_manifest_info"),
+                                      placeholder=t("archive_manifest_placeholder"), max_lines=1,
+                                      scale=4, elem_id="archive-manifest")
+                look = gr.Button(t("archive_manifest_look"), scale=0, min_width=120,
+                                 elem_id="archive-manifest-look")
+            book = gr.HTML(elem_id="archive-book")
+            book_pages = gr.Gallery(label=t("archive_book_pages"), columns=6, rows=1,
+                                    height="auto", object_fit="contain", allow_preview=False,
+                                    interactive=False, visible=False, buttons=[],
+                                    elem_id="archive-book-pages")
             units = [(t("archive_unit_figure"), "figure"), (t("archive_unit_page"), "page")]
             unit = gr.Radio(units,
                             value="figure", label=t("archive_unit"), info=t("archive_unit_info"))
@@ -209,11 +262,12 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
     review = gr.State(None)  # per browser session: two curators never share a review
     status_said = gr.State(None)  # the summary or error on screen, to say again (relang)
     review_said = gr.State(None)  # the review's message on screen, likewise
+    book_said = gr.State(None)  # the manifest's book line on screen, likewise
     unit.change(lambda u: gr.update(visible=u == "page"), unit, filt, api_visibility="private")
     run.click(
         archive_run,
         [uploads, server, unit, filt, threshold, size, resize, keep_duplicates, caption, trigger,
-         show, captions, ui_lang],
+         show, captions, manifest, ui_lang],
         [status, gallery, hist, download, review, review_gallery, status_said],
         js=BUILD_JS,
         show_progress="hidden",  # the status line is the one progress display
@@ -230,6 +284,13 @@ def archive_tab(ui_lang: gr.Radio, relang: gr.Button) -> None:
     rebuild.click(archive_rebuild, [review, decisions, ui_lang],
                   [download, review_status, review_said],
                   js=UI_LANG_JS, concurrency_limit=4, concurrency_id="archive-review")
+    # Enter in the box (a phone keyboard's Go) or the button beside it: a manifest and six
+    # small pages at most, two requests at a time per host, so a few at once are cheap
+    gr.on([manifest.submit, look.click], archive_look, [manifest, ui_lang],
+          [book, book_pages, book_said], js=UI_LANG_JS, show_progress="minimal",
+          concurrency_limit=4, concurrency_id="archive-look", api_visibility="private")
     relang.click(archive_relang, [status_said, review_said, review, show, ui_lang],
                  [status, review_status, review_gallery], js=UI_LANG_JS,
+                 show_progress="hidden", api_visibility="private")
+    relang.click(archive_book_relang, [book_said, ui_lang], book, js=UI_LANG_JS,
                  show_progress="hidden", api_visibility="private")

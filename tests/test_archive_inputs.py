@@ -158,7 +158,8 @@ def test_ui_job_errors_are_sentences_without_server_paths(tmp_path):
     assert snaps[-1].error.startswith("The build stopped: ") and "not a PDF" in snaps[-1].error
     assert ".partial" not in snaps[-1].error and "--resume" not in snaps[-1].error
     none = list(run_job([], sayer("en")))
-    assert none[-1].error == "Choose a PDF first: upload one above."
+    assert none[-1].error == ("Choose a PDF first: upload one above, or paste a IIIF "
+                               "manifest's address.")
     picker = list(run_job([], sayer("es"), server_picker=True))
     assert "servidor" in picker[-1].error
 
@@ -380,7 +381,7 @@ def test_the_tab_says_its_errors_again_in_the_new_language(tmp_path, shared_data
     fake.write_text("hello")
     args = ([str(fake)], [], "figure", "figures", "", "1024", "", False,
             "an engraving from {source}, page {page}", "", 48, False)
-    *_, last = archive_run(*args, "es")
+    *_, last = archive_run(*args, "", "es")
     status, said = last[0], last[-1]
     assert "notapdf.pdf no es un archivo PDF" in status and "not a PDF" not in status
     again, message, tiles = archive_relang(said, None, None, 48, "en")
@@ -388,5 +389,5 @@ def test_the_tab_says_its_errors_again_in_the_new_language(tmp_path, shared_data
     root = tmp_path / "data"
     root.mkdir()
     monkeypatch.setenv("BORDE_DATA_DIR", str(root))
-    *_, last = archive_run(None, ["../secreto.pdf"], *args[2:], "es")
+    *_, last = archive_run(None, ["../secreto.pdf"], *args[2:], "", "es")
     assert "secreto.pdf está fuera de la carpeta" in last[0] and str(tmp_path) not in last[0]

@@ -226,7 +226,7 @@ def test_kept_scan_is_decoded_no_larger_than_its_resize_mode_needs(pages, tmp_pa
         assert img.size == expect and img.width >= need[0] and img.height >= need[1]
     # TurboJPEG's 1/8 preview is the same pixels as PIL's draft
     pil = Image.open(io.BytesIO(page.jpeg))
-    pil.draft("RGB", reader._draft_size(pil.width, pil.height))
+    pil.draft("RGB", reader.draft_size(pil.width, pil.height))
     assert page.preview.tobytes() == pil.convert("RGB").tobytes()
 
 

@@ -307,3 +307,28 @@ def test_a_parts_warning_reaches_the_collection_report_once(ray_session, shared_
     written = json.loads((tmp_path / "out" / "_SUCCESS").read_text())
     assert written["notes"] == [message]
     assert report.summary().count(message) == 1
+
+
+def test_a_iiif_book_on_ray_equals_the_single_machine_build(tmp_path, monkeypatch):
+    """A manifest's canvases split into parts like a PDF's pages: the same dataset. Its own
+    Ray (the CLI's): a Ray started before the test would not know BORDE_ALLOW_PRIVATE_URLS."""
+    from tests import iiif_servers as servers
+
+    monkeypatch.setenv("BORDE_ALLOW_PRIVATE_URLS", "1")
+    early = ROOT.parent / "shared" / "data" / "figures" / "early" / "images"
+    pages = sorted(early.glob("*.jpg"))[20:28]
+    with servers.level0(pages, tmp_path / "l0") as base:
+        manifest = servers.manifest(base, [p.stem for p in pages], level0_sizes=True)
+        with servers.serve_json({"book/manifest.json": manifest}) as docs:
+            url = f"{docs}/book/manifest.json"
+            archive.build_dataset([url], tmp_path / "one.zip", size=256)
+            out = tmp_path / "ray"
+            done = subprocess.run(
+                [sys.executable, "-m", "archive", url, "-o", str(out), "--ray", "local",
+                 "--workers", "2", "--part-pages", "3", "--size", "256"],
+                cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(parts(out)) == 3
+    got, want = dataset(parts(out)), dataset([tmp_path / "one.zip"])
+    assert got == want and want["metadata"]
+    assert all(row["origin"]["manifest"] == manifest["id"] for row in got["metadata"])

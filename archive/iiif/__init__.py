@@ -1,0 +1,1 @@
+"""IIIF manifests as an input to the archive build (issue #64)."""
