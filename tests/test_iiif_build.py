@@ -23,6 +23,8 @@ import pytest
 from PIL import Image
 
 from archive.apply import apply
+from archive.errors import ArchiveError
+from archive.iiif import book
 from archive.pipeline import build_dataset
 from tests import iiif_servers as servers
 
@@ -279,3 +281,18 @@ def test_the_cli_refuses_a_private_address_in_one_sentence(tmp_path):
         line = done.stderr.strip().splitlines()[-1]
         assert line.startswith("error: ") and words in line and "Traceback" not in done.stderr
         assert not (tmp_path / "out.zip").exists()
+
+
+def test_a_web_collection_never_reads_the_servers_own_files(tmp_path):
+    """A member named by a path is resolved against the collection's address: fetched from
+    the web (here: not found), never opened on the server that runs the build."""
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"not": "read"}))
+
+    collection = {"@context": "http://iiif.io/api/presentation/3/context.json",
+                  "id": "c", "type": "Collection", "label": {"en": ["c"]},
+                  "items": [{"id": str(secret), "type": "Manifest"}]}
+    with servers.serve_json({"c.json": collection}) as docs, \
+            pytest.raises(ArchiveError) as refused:
+        book.manifests(f"{docs}/c.json")
+    assert refused.value.code == "url_status" and refused.value.fields["status"] == 404

@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 from PIL import Image
@@ -82,6 +82,8 @@ def manifests(address: str, depth: int = 0) -> list[tuple[str, Book]]:
         return []
     found: list[tuple[str, Book]] = []
     for member in doc.members:
+        if is_url(address):  # a collection on the web names web addresses, never this
+            member = urljoin(address, member)  # server's files (a path resolves to a URL)
         found.extend(manifests(member, depth + 1))
     return found
 

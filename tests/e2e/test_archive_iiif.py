@@ -112,6 +112,7 @@ def test_spanish_refusal_then_the_book_said_again_in_english(iiif_app, manifest_
         page.locator("#archive-book .borde-note").wait_for(timeout=60_000)
         page.wait_for_function(SHOWN, timeout=30_000)
         spanish = page.locator("#archive-book").inner_text().strip()
+        pages_label = page.locator("#archive-book-pages").inner_text()
         _shots(page, shots_dir(tmp_path), "es")
         switch_language(page, "English")
         english = page.locator("#archive-book", has_text="page(s)")
@@ -119,4 +120,5 @@ def test_spanish_refusal_then_the_book_said_again_in_english(iiif_app, manifest_
         again = english.inner_text().strip()
     assert refused == say("es", "archive_error_url_scheme", scheme="ftp"), refused
     assert spanish == say("es", "archive_book", title=TITLE, pages=PAGES), spanish
+    assert say("es", "archive_book_pages") in pages_label, pages_label
     assert again == say("en", "archive_book", title=TITLE, pages=PAGES), again
