@@ -296,3 +296,23 @@ def test_a_web_collection_never_reads_the_servers_own_files(tmp_path):
             pytest.raises(ArchiveError) as refused:
         book.manifests(f"{docs}/c.json")
     assert refused.value.code == "url_status" and refused.value.fields["status"] == 404
+
+
+def test_a_canvas_without_an_image_service_is_read_from_its_image(tmp_path):
+    """No service: the image URL as is, fetched once a page, and the same crops."""
+    pages = PAGES[24:30]
+    with servers.level0(pages, tmp_path / "l0", version="3") as base:
+        manifest = servers.manifest(base, [p.stem for p in pages], version="3",
+                                    level0_sizes=True)
+        with servers.serve_json({"book/manifest.json": manifest}) as docs:
+            build_dataset([_manifest_url(docs)], tmp_path / "with.zip")
+        plain = json.loads(json.dumps(manifest))
+        for canvas in plain["items"]:
+            for annotation in canvas["items"][0]["items"]:
+                annotation["body"].pop("service", None)
+        with servers.serve_json({"book/manifest.json": plain}) as docs:
+            build_dataset([_manifest_url(docs)], tmp_path / "without.zip")
+    with_service, without = _kept(tmp_path / "with.zip"), _kept(tmp_path / "without.zip")
+    assert with_service and _matched(with_service, without) == len(with_service)
+    images = {r["origin"]["image"] for r in _rows(tmp_path / "without.zip", "metadata.jsonl")}
+    assert images and all(u.endswith("/full/max/0/default.jpg") for u in images), images
