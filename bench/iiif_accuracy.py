@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from archive.boxes import iou  # noqa: E402
+from archive.iiif.book import NOT_FETCHED  # noqa: E402
 from archive.pipeline import build_dataset  # noqa: E402
 from bench.figure_eval import DATA, Box, Page, early_pages, match, moreno_pages, score  # noqa: E402
 from bench.iiif_bench import write_pdf  # noqa: E402
@@ -53,6 +54,7 @@ SOURCES = ("early", "moreno", "other_sources")
 WAYS = ("PDF", "IIIF IIPImage", "IIIF level 0")
 LEVEL0_SIZES = (256, 512, 1024)  # the brief's level-0 layout (tests.iiif_servers' default)
 TARGET_POINTS = 2.0  # issue #64: within 2 points of the PDF
+UNLABELLED_IOU = 0.1  # a false crop under this IoU with every labelled box lies on none
 Kept = list[list[Box]]  # per page, in book order, the kept boxes (fractions of the page)
 
 
@@ -93,19 +95,21 @@ PAGES: dict[str, Callable[[], list[Page]]] = {
 # --- the builds -------------------------------------------------------------------------
 
 
-def kept_by_page(zip_path: Path, pages: int) -> tuple[Kept, list[str]]:
-    """The kept boxes of a build per page (1-based ``page`` in book order), and the reasons
-    of pages that failed (a IIIF image not fetched)."""
+def kept_by_page(zip_path: Path, pages: int) -> tuple[Kept, list[list[str]], list[str]]:
+    """The kept boxes of a build per page (1-based ``page`` in book order), the finder's
+    kind of each, and the reasons of pages that failed (a IIIF image not fetched)."""
     kept: Kept = [[] for _ in range(pages)]
+    kinds: list[list[str]] = [[] for _ in range(pages)]
     with zipfile.ZipFile(zip_path) as zf:
         for r in csv.DictReader(io.StringIO(zf.read("regions.csv").decode())):
             if r["kept"] == "1":
                 kept[int(r["page"]) - 1].append(
                     tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1")))
+                kinds[int(r["page"]) - 1].append(r["kind"])
         failed = [r["reason"] for r in csv.DictReader(
             io.StringIO(zf.read("manifest.csv").decode()))
-            if r.get("reason", "").startswith("image not fetched")]
-    return kept, failed
+            if r["reason"].startswith(NOT_FETCHED)]
+    return kept, kinds, failed
 
 
 @contextmanager
@@ -146,6 +150,7 @@ class Row:
     way: str
     scores: dict[str, float]
     kept: Kept
+    kinds: list[list[str]]  # the finder's kind of each kept box
     failed: list[str]
 
     def counts(self) -> dict[str, tuple[int, int]]:
@@ -190,20 +195,21 @@ def outcome(truth: list[Box], kept: list[Box]) -> tuple[frozenset[int], int]:
     return frozenset(i for i, _j, _v in m), len(kept) - len(m)
 
 
-def kind_of(box: Box, boxes: list[tuple[str, Box]]) -> str:
-    """The labelled kind a crop lies on most (by IoU), or 'unlabelled'."""
+def kind_of(box: Box, found_as: str, boxes: list[tuple[str, Box]]) -> str:
+    """A crop that matches no picture: the finder's kind, its share of the page, and the
+    labelled box it lies on most (by IoU; 'unlabelled' under 0.1)."""
     best = max(boxes, key=lambda kb: iou(box, kb[1]), default=None)
-    if best is None or iou(box, best[1]) < 0.1:
-        return "unlabelled"
-    return f"{best[0]} (IoU {iou(box, best[1]):.2f})"
+    on = "unlabelled" if best is None or iou(box, best[1]) < UNLABELLED_IOU else \
+        f"{best[0]} IoU {iou(box, best[1]):.2f}"
+    return f"{found_as} {(box[2] - box[0]) * (box[3] - box[1]):.1%} of page on {on}"
 
 
-def describe(truth: list[Box], kept: list[Box], boxes: list[tuple[str, Box]]) -> str:
-    found, _extra = outcome(truth, kept)
-    matched = {j for _i, j, _v in match(truth, kept)}
-    extras = [kind_of(b, boxes) for j, b in enumerate(kept) if j not in matched]
-    return (f"{len(found)}/{len(truth)} pictures found"
-            + (f", crops on: {', '.join(extras)}" if extras else ""))
+def describe(truth: list[Box], row: Row, i: int, boxes: list[tuple[str, Box]]) -> str:
+    kept = row.kept[i]
+    m = match(truth, kept)
+    matched = {j for _i, j, _v in m}
+    extras = [kind_of(b, row.kinds[i][j], boxes) for j, b in enumerate(kept) if j not in matched]
+    return (f"{len(m)}/{len(truth)} found" + (f", crops: {'; '.join(extras)}" if extras else ""))
 
 
 def differing(pages: list[Page], pdf: Row, way: Row) -> list[str]:
@@ -211,10 +217,10 @@ def differing(pages: list[Page], pdf: Row, way: Row) -> list[str]:
     boxes = labelled(pdf.source)
     out = []
     for i, p in enumerate(pages):
-        a, b = pdf.kept[i], way.kept[i]
-        if outcome(p.truth, a) != outcome(p.truth, b):
-            out.append(f"    {Path(p.name).name}: PDF {describe(p.truth, a, boxes[p.name])}"
-                       f" | {way.way}: {describe(p.truth, b, boxes[p.name])}")
+        if outcome(p.truth, pdf.kept[i]) != outcome(p.truth, way.kept[i]):
+            out.append(f"    {Path(p.name).name} ({p.label or 'page'}): "
+                       f"PDF {describe(p.truth, pdf, i, boxes[p.name])} | "
+                       f"{way.way}: {describe(p.truth, way, i, boxes[p.name])}")
     return out
 
 
@@ -252,9 +258,9 @@ def main() -> None:
                     for way, where in ways.items():
                         out = build(where, f"{source}: {way}",
                                     Path(tmp) / f"{way.replace(' ', '-')}.zip", args.workers, bar)
-                        kept, failed = kept_by_page(out, len(book))
+                        kept, kinds, failed = kept_by_page(out, len(book))
                         s = score((p.truth, k) for p, k in zip(book, kept, strict=True))
-                        rows.append(Row(source, way, s, kept, failed))
+                        rows.append(Row(source, way, s, kept, kinds, failed))
     print(table(rows))
     print("\n".join(beyond_target(rows, pages)) or
           f"every IIIF row is within {TARGET_POINTS:g} points of its PDF row")

@@ -111,9 +111,9 @@ def test_a_page_without_figures_is_decoded_only_for_its_preview(
     decoded: list[int] = []
 
     def counting(decode):
-        def counted(self, need=None):
+        def counted(self, need=None, *boxes):
             decoded.append(self.number)
-            return decode(self, need)
+            return decode(self, need, *boxes)
         return counted
 
     for name in ("full", "full_array"):  # the crops are cut from full_array's pixels
@@ -133,7 +133,7 @@ def test_scan_only_lists_every_candidate(two_figures, tmp_path):
     assert list(regions[0]) == [
         "source", "page", "index", "x0", "y0", "x1", "y1", "score", "kind", "kept", "reason",
         "decision", "file_name", "phash", "finder_reason", "printed_text", "model_caption",
-        "turned",
+        "turned", "origin",
     ]
     assert not (tmp_path / "scan.zip").exists()
 
