@@ -7,9 +7,10 @@ One forward pass per photo and fit (``crop``, ``letterbox``), cached as raw mode
 in ``<cache>/<set>.pt`` (outside the repository), then ``decide`` replayed per variant:
 
 * ``a``: centre crop, the rules of ``vet/pipeline.py`` at ``--before`` (6e43d17's baseline);
-* ``b``: centre crop, today's rules;  ``c``: letterbox, today's rules;
-* ``d``: both views, their outputs averaged (what ``vet.pipeline.per_photo`` does with
-  a photo's views: logits, ImageNet logits, open-set scores), today's rules;
+* ``b``: centre crop, today's rules;  ``c``: letterbox, today's rules (shipped before);
+* ``d``: both views, their outputs averaged (what ``vet.pipeline.per_photo`` does with a
+  photo's views: logits, ImageNet logits, open-set scores), today's rules; shipped
+  (``config.image_fit`` = ``both``);
 * ``e``: both views, the safer of them (``safer``): ``d``'s answer, but a
   photo on which either view alone names FMD (answer or warning) gets the FMD warning,
   and an ``ok`` answer is withheld when either view alone answers lumpy skin ``ok``.
@@ -48,8 +49,8 @@ FIELDS = ("logits", "reference_logits", "prototype_similarity", "ood_distance",
           "neighbour_share", "species_probs")
 FITS = ("crop", "letterbox")
 VARIANTS = ("a", "b", "c", "d", "e")
-NAMES = {"a": "crop, 6e43d17 rules", "b": "crop", "c": "letterbox (shipped)",
-         "d": "both, averaged", "e": "both, safer"}
+NAMES = {"a": "crop, 6e43d17 rules", "b": "crop", "c": "letterbox",
+         "d": "both, averaged (shipped)", "e": "both, safer"}
 SETS = ("test", "measure", "species_val", "pages")
 
 
@@ -153,20 +154,21 @@ def cond_figures(ts: list, truths: list[str]) -> Counter:
     return c
 
 
-def groups_of(sources: list[str]) -> dict[str, list[int]]:
+def groups_of(sources: list[str], truths: list[str]) -> dict[str, list[int]]:
+    """Per source, per source and class (a measure row's own class), and all."""
     g: dict[str, list[int]] = defaultdict(list)
-    for k, src in enumerate(sources):
+    for k, (src, y) in enumerate(zip(sources, truths, strict=True)):
         repo = src.split(" | ")[0].split("/")[0]
         g[repo].append(k)
-        if " | " in src:  # a measure row: per class too
-            g[f"{repo} | {src.split(' | ')[1]}"].append(k)
+        g[f"{repo} · {src.split(' | ')[1] if ' | ' in src else y}"].append(k)
     g["all"] = list(range(len(sources)))
     return dict(sorted(g.items()))
 
 
 def fmt_cond(c: Counter) -> str:
     a = c["answered"]
-    cell = f"{a / max(c['n'], 1):.3f} / {c['right'] / max(a, 1):.3f} / {c['wrong']}"
+    cell = (f"{a / max(c['n'], 1):.3f} / {c['right'] / max(a, 1):.3f} / {c['right']} / "
+            f"{c['wrong']}")
     if c["fmd_n"]:
         cell += f" / FMD {c['fmd_rw']}"
     if c["lumpy_n"]:
@@ -197,8 +199,8 @@ def report(cache: Path, names: list[str], before: str, markdown: bool) -> None:
     cfg = EfficientNetLiteConfig.from_pretrained(model_source(None))
     old = rules_at(before)
     head = "| photos (n) | " + " | ".join(f"{v}: {NAMES[v]}" for v in VARIANTS) + " |"
-    print("cells: answered / right of answered / confidently wrong (count) [/ FMD photos "
-          "right or warned] [/ lumpy skin right (LSD)]\n")
+    print("cells: answered / right of answered / right (count) / confidently wrong (count) "
+          "[/ FMD photos right or warned] [/ lumpy skin right (LSD)]\n")
     print(head)
     print("|---" * (len(VARIANTS) + 1) + "|")
     for name in names:
@@ -206,8 +208,8 @@ def report(cache: Path, names: list[str], before: str, markdown: bool) -> None:
         ts, rows = variants(cfg, s, old)
         y = s["truths"]
         if name in ("test", "measure"):
-            for g, ks in groups_of(s["sources"]).items():
-                if not markdown or " | " not in g or "fmd" in g or "lumpy" in g:
+            for g, ks in groups_of(s["sources"], y).items():
+                if not markdown or " · " not in g or "fmd" in g or "lumpy" in g:
                     figs = [fmt_cond(cond_figures([ts[v][k] for k in ks], [y[k] for k in ks]))
                             for v in VARIANTS]
                     print(f"| {name} {g} ({len(ks)}) | " + " | ".join(figs) + " |")

@@ -172,7 +172,7 @@ def test_cli_json_lines_parse(tmp_path, capsys):
 
 
 # A real goat photo that the condition head calls healthy cattle (species validation split)
-GOAT = "livestock/species/validation/goat/13002611643_8deac17cfa_t.jpg"
+GOAT = "livestock/species/validation/goat/14000071163_7b24230c9b_t.jpg"
 
 
 @needs_model

@@ -168,7 +168,7 @@ def test_status_and_species_words():
 
 def test_one_photo_says_why_it_is_unsure_in_the_answers_language(shared_data):
     # a real goat that the condition head calls healthy cattle: held back as maybe_not_cattle
-    goat = shared_data / "livestock/species/validation/goat/13002611643_8deac17cfa_t.jpg"
+    goat = shared_data / "livestock/species/validation/goat/14000071163_7b24230c9b_t.jpg"
     es = triage_one_for_ui(str(goat), "es")
     assert es["status"] == "uncertain" and es["result"]["reason_code"] == "maybe_not_cattle"
     assert "**Por qué no está seguro:** el escáner solo lo dice para vacas" in es["advice"]

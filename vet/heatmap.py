@@ -49,8 +49,8 @@ def grad_cam(model, image: Image.Image, class_index: int, size: int = IMAGE_SIZE
              fit: str | None = None) -> tuple[np.ndarray, Box]:
     """A [0, 1] class-activation map and the box of the photo it covers.
 
-    ``fit`` defaults to the model's ``config.image_fit``. For ``letterbox`` and
-    ``crops`` the box is the whole photo; for ``crop`` it is the centre square.
+    ``fit`` defaults to the model's ``config.image_fit``. For ``letterbox``, ``crops`` and
+    ``both`` the box is the whole photo; for ``crop`` it is the centre square.
     """
     fit = fit or getattr(model.config, "image_fit", "crop")
     w, h = image.size
@@ -59,6 +59,16 @@ def grad_cam(model, image: Image.Image, class_index: int, size: int = IMAGE_SIZE
         x0, y0, x1, y1 = letterbox_box(w, h, size)
         full = _resize(cams[0], size, size)[y0:y1, x0:x1]
         return full, (0, 0, w, h)
+    if fit == "both":  # the whole photo's map, the centre crop's averaged in where it looked
+        x0, y0, x1, y1 = letterbox_box(w, h, size)
+        total = _resize(cams[1], size, size)[y0:y1, x0:x1].copy()
+        hits = np.ones_like(total)
+        scale = total.shape[1] / w
+        a, b, c, d = (round(v * scale) for v in _centre_square(w, h))
+        c, d = min(c, total.shape[1]), min(d, total.shape[0])
+        total[b:d, a:c] += _resize(cams[0], c - a, d - b)[: d - b, : c - a]
+        hits[b:d, a:c] += 1
+        return total / hits, (0, 0, w, h)
     if fit == "crops":
         scale = min(1.0, 2 * size / max(w, h))  # the map needs no more detail than this
         sw, sh = max(1, round(w * scale)), max(1, round(h * scale))

@@ -119,6 +119,9 @@ def _fit_words(report: dict) -> str:
                    " (trained on centre crops, shorter side to the same size)")
         return (f"the whole photo, longer side resized to {size} px and centred on mid-grey "
                 f"({size}x{size}){trained}")
+    if report.get("image_fit") == "both":
+        return (f"seen twice, its shorter side resized to {size} px and centre-cropped, and "
+                f"the whole photo letterboxed on mid-grey ({size}x{size}), answers averaged")
     if report.get("image_fit") == "crops":
         return (f"squares of the shorter side covering the photo, each resized to {size} px, "
                 "answers averaged")

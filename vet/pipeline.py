@@ -798,7 +798,8 @@ def decide_args(config: Any, out: Any) -> list[DecideArgs]:
 
 
 def per_photo(out: Any, counts: list[int]) -> Any:
-    """One row per photo: a photo seen as several covering crops gets their mean."""
+    """One row per photo: a photo seen as several views (covering crops, or fit ``both``:
+    the centre crop and the whole photo) gets their mean, logits and open-set scores alike."""
     if all(c == 1 for c in counts):
         return out
     fields = {}

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from vet.forward import branch_outputs, imagenet_pooled
+from vet.imaging import FITS
 from vet.labels import SUB, answer_sums, base
 from vet.model_card import model_card, print_report
 from vet.open_set import (
@@ -247,9 +248,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--fit", choices=("crop", "letterbox"), default="crop",
                     help="how a training photo becomes the square input: the centre square "
                          "(default) or the whole photo letterboxed")
-    ap.add_argument("--serve-fit", choices=("crop", "letterbox", "crops"), default=None,
+    ap.add_argument("--serve-fit", choices=FITS, default=None,
                     help="how the saved model sees a photo (config.image_fit; default: as "
-                         "--fit). The shipped model trains on crops and serves letterbox")
+                         "--fit). The shipped model trains on crops and serves both: the "
+                         "centre crop and the whole photo, averaged (issue #62)")
     ap.add_argument("--species", action="append", default=[], metavar="CSV",
                     help="licensed photos labelled by species (file,species,source_group), "
                          "for the species head beside the condition photos (repeatable)")
