@@ -7,7 +7,7 @@
 
 ``--before REV`` replays the rules of ``vet/pipeline.py`` as committed at REV (``git show``)
 beside today's, on the same model outputs. ``--set`` changes a ``vet.pipeline`` constant
-for a sweep (``--set FMD_LIKE=0.85``). The scanned pages (the not-livestock gate) are run once
+for a sweep (``--set BIRD_SEEN=0.6``). The scanned pages (the not-livestock gate) are run once
 and cached beside the other sets as ``pages.pt``.
 
 Per source, the figures the issue tracks: answered (status ok), right of answered,
@@ -188,10 +188,10 @@ def report(mods: dict, sets: dict) -> None:
 
 
 def bird_thresholds(cache: Path) -> None:
-    """How ``BIRD_SEEN`` and ``FMD_LIKE`` were measured: on the licensed photos only (the
-    chickens of licensed_species/ against the FMD photos of the training folds and of
-    ``val_split.csv``), then checked on the chickens and ducks of livestock/species
-    (no licence: measured, never chosen on)."""
+    """How ``BIRD_SEEN`` and ``FMD_LIKE`` (a rule since removed) were measured: on the
+    licensed photos only (the chickens of licensed_species/ against the FMD photos of the
+    training folds and of ``val_split.csv``), then checked on the chickens and ducks of
+    livestock/species (no licence: measured, never chosen on)."""
     import csv
 
     from bench.vet_eval import shared

@@ -307,10 +307,10 @@ def test_pigs_sheep_and_goats_never_get_a_cattle_only_condition():
 
 
 def test_a_bird_in_view_never_gets_the_fmd_warning_and_a_weak_bird_guess_never_silences_it():
-    """Only a bird in view silences the FMD warning: ImageNet clearly sees a bird
-    (BIRD_SEEN), a farm bird holds a real share of the species mass, or a weaker farm-bird
-    best guess comes on a photo unlike the FMD training photos. A weak bird guess on a
-    mouth like the FMD photos (all its nearest training photos FMD) is no bird."""
+    """Only a bird clearly in view silences the FMD warning: ImageNet clearly sees a bird
+    (BIRD_SEEN), or a farm bird holds a real share of the species mass. A weaker farm-bird
+    best guess is a bird only where FMD is not possible (P(FMD) under FMD_ALERT), like the
+    FMD photos or not: there it keeps cattle conditions off the bird."""
     from vet.pipeline import BIRD_SEEN
 
     like_fmd = {"fmd": 1.0, "healthy": 0.0, "lumpy_skin": 0.0, "mastitis": 0.0, "pinkeye": 0.0}
@@ -331,17 +331,21 @@ def test_a_bird_in_view_never_gets_the_fmd_warning_and_a_weak_bird_guess_never_s
                     assert "foot-and-mouth" not in t.advice["en"]
                     assert "aftosa" not in t.advice["es"]
                     assert t.species in ("chicken", "duck") and t.status != "ok"
-                # a weak farm-bird best guess (7%, no cattle in view)
+                # a weak farm-bird best guess (7%, no cattle in view), FMD possible: said,
+                # whatever its neighbours
                 ref = imagenet()
                 ref[cls] = 0.07
                 t = go(ref / ref.sum(), p, share)
-                if share is unlike_fmd:  # not like the FMD photos: a bird, no warning
-                    assert t.condition != "fmd" and t.species in ("chicken", "duck"), t
-                else:  # a mouth like the FMD photos (or no memory to tell): FMD said
-                    assert t.condition == "fmd" and notifiable(t), (cls, p, t)
-                    assert t.status == "ok" or t.reason_code == "fmd_possible", t
-                    assert "vet" in t.advice["en"] and "aftosa" in t.advice["es"]
-                    assert t.species == "unknown" and "chicken" not in t.advice["en"]
+                assert t.condition == "fmd" and notifiable(t), (cls, p, share, t)
+                assert t.status == "ok" or t.reason_code == "fmd_possible", t
+                assert "vet" in t.advice["en"] and "aftosa" in t.advice["es"]
+                assert t.species == "unknown" and "chicken" not in t.advice["en"]
+            # FMD not possible: the weak guess is a bird, and no cattle condition is named
+            ref = imagenet()
+            ref[cls] = 0.07
+            t = decide("x.jpg", probs(fmd=FMD_ALERT - 0.05, lumpy_skin=0.9), LABELS,
+                       ref / ref.sum(), 0.9, 0.5, 10.0, 100.0, unlike_fmd, 0.2)
+            assert t.condition is None and t.species in ("chicken", "duck"), (cls, t)
 
 
 def test_the_species_field_and_the_advice_never_name_different_species():
