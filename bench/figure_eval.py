@@ -1,7 +1,11 @@
 """Measure archive.figures: recall, tightness, precision, text pages and speed, per source.
 
-    python -m bench.figure_eval            # everything, about a minute on one core
-    python -m bench.figure_eval --quick    # fewer composites, no contact sheets
+    python -m bench.figure_eval               # everything, several minutes (the grid below)
+    python -m bench.figure_eval --quick       # fewer composites, no contact sheets
+    python -m bench.figure_eval --loso-only   # proposal recall, grouped CV and LOSO alone
+
+The PARAMS grid runs the finder 27 times on every page of four sources, in ``--jobs``
+processes (default: the cores, at most 4); the timings below stay one core.
 
 Every page goes through the preview the reader would make: a JPEG scan decoded at the
 smallest DCT scale whose long side reaches PREVIEW_SIDE (simplejpeg, as the reader), any
@@ -23,7 +27,9 @@ labels leave unboxed (``BY_EYE``) counted as pictures; bench/scans.py sets real 
 scanner background with a chart, a label and a stamp, with exact boxes. The rules
 themselves were written while looking at these pages, so CV bounds the tuning, not the
 design; the composites, the DTA/OCR-D text pages and ufal (test use only, never tuned
-on) are the outside checks. Timings are one core (cv2.setNumThreads(1)), detector only,
+on) are the outside checks. ``bench.figure_loso`` adds figures/other_sources and, per
+source, proposal recall beside final recall and leave-one-source-out beside the
+book-grouped CV (issue #61). Timings are one core (cv2.setNumThreads(1)), detector only,
 the decode excluded, as process CPU time: the machine is shared and wall time is not.
 
 The crops as the pipeline cuts them are scored too (shipped PARAMS): each kept box
@@ -43,6 +49,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -52,6 +59,9 @@ from PIL import Image
 from archive import crop_edges, reader
 from archive import figures as F
 from archive.boxes import area, iou
+
+if TYPE_CHECKING:
+    from bench.figure_loso import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BORDE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -123,19 +133,33 @@ def moreno_pages() -> list[Page]:
             for f, boxes in sorted(rows.items())]
 
 
-def early_pages() -> list[Page]:
-    """The library scans of early printed books: pictures and ornaments boxed, by book."""
+def boxed_pages(folder: str) -> list[Page]:
+    """A figures/ set laid out as images/, pages.csv (file, label, book) and regions.csv:
+    the ``picture`` boxes are the truth, every other kind (ornament, initial, stamp) is
+    listed in ``ornaments``; the group is the book."""
+    base = DATA / "figures" / folder
     boxes: dict[str, list[tuple[str, Box]]] = defaultdict(list)
-    with open(DATA / "figures" / "early" / "regions.csv") as fh:
+    with open(base / "regions.csv") as fh:
         for r in csv.DictReader(fh):
             w, h = float(r["width"]), float(r["height"])
             boxes[r["file"]].append((r["kind"], (float(r["x0"]) / w, float(r["y0"]) / h,
                                                  float(r["x1"]) / w, float(r["y1"]) / h)))
-    with open(DATA / "figures" / "early" / "pages.csv") as fh:
+    with open(base / "pages.csv") as fh:
         rows = list(csv.DictReader(fh))
-    return [Page(f"figures/early/{r['file']}", r["book"],
+    return [Page(f"figures/{folder}/{r['file']}", r["book"],
                  [b for k, b in boxes[r["file"]] if k == "picture"], label=r["label"],
-                 ornaments=[b for k, b in boxes[r["file"]] if k == "ornament"]) for r in rows]
+                 ornaments=[b for k, b in boxes[r["file"]] if k != "picture"]) for r in rows]
+
+
+def early_pages() -> list[Page]:
+    """The library scans of early printed books: pictures and ornaments boxed, by book."""
+    return boxed_pages("early")
+
+
+def other_pages() -> list[Page]:
+    """figures/other_sources: five more collections (printed books and illuminated
+    manuscripts), pictures boxed beside ornaments, initials and stamps, by book."""
+    return boxed_pages("other_sources")
 
 
 # Woodcuts that figures/early labels "decorative" and leaves unboxed, though each is a
@@ -226,52 +250,115 @@ def with_params(params: dict[str, float], fn: Callable[[], object]) -> object:
         F.PARAMS.update(old)
 
 
-def grouped_cv(pages: list[Page]) -> tuple[dict[str, float], Counter]:
-    """Leave one group out (a chapbook, a book): tune PARAMS on the others, score it."""
-    combos = [dict(zip(GRID, v, strict=True)) for v in itertools.product(*GRID.values())]
-    raw = [with_params({**c, "pad": 0.0},
-                       lambda: [kept_boxes(p.preview, p.closer()) for p in pages])
-           for c in combos]
-    options = [(ci, pd) for ci in range(len(combos)) for pd in PADS]
-    # ties go to the values nearest the shipped ones (fewest constants changed): max()
-    # keeps the first of equal scores (until 2026-12-05 a tie between two changed
-    # combinations went to the grid's first, however many constants it changed)
+Option = tuple[int, float]  # (index into COMBOS, pad)
+Grid = list[list[list[Box]]]  # [combo][page]: the kept boxes, unpadded
+COMBOS = [dict(zip(GRID, v, strict=True)) for v in itertools.product(*GRID.values())]
+
+
+def grid_options() -> list[Option]:
+    """Every (grid combination, pad), the ones nearest the shipped PARAMS first.
+
+    Ties go to the values nearest the shipped ones (fewest constants changed): max()
+    keeps the first of equal scores (until 2026-12-05 a tie between two changed
+    combinations went to the grid's first, however many constants it changed).
+    """
     shipped = tuple(F.PARAMS[k] for k in GRID)
-    options.sort(key=lambda o: (sum(v != s for v, s in zip(combos[o[0]].values(), shipped,
+    options = [(ci, pd) for ci in range(len(COMBOS)) for pd in PADS]
+    options.sort(key=lambda o: (sum(v != s for v, s in zip(COMBOS[o[0]].values(), shipped,
                                                            strict=True)),
                                 o[1] != F.PARAMS["pad"]))
+    return options
 
-    def result(opt: tuple[int, float], idx: list[int]) -> list[tuple[list[Box], list[Box]]]:
-        ci, pd = opt
-        return [(pages[i].truth, [pad(b, pd) for b in raw[ci][i]]) for i in idx]
 
-    def objective(s: dict[str, float]) -> float:
-        return s["recall2"] + s["precision"] + s["text_clean"] + s["median_iou"]
+def _grid_page(task: tuple[Image.Image, str | None]) -> list[list[Box]]:
+    """One page's kept boxes at every grid combination (pad 0); ``name`` gives the closer."""
+    preview, name = task
+    closer = None if name is None else Page(name, "", []).closer()
+    return [with_params({**c, "pad": 0.0}, lambda: kept_boxes(preview, closer))
+            for c in COMBOS]
 
+
+def grid_raw(tasks: list[tuple[Image.Image, str | None]], jobs: int = 1) -> Grid:
+    """The kept boxes of every page (preview, scan name or None) at every grid point."""
+    import multiprocessing
+
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=cv2.setNumThreads,
+                                                      initargs=(1,)) as pool:
+            per_page = pool.map(_grid_page, tasks, chunksize=4)
+    else:
+        per_page = [_grid_page(t) for t in tasks]
+    return [[boxes[ci] for boxes in per_page] for ci in range(len(COMBOS))]
+
+
+def page_tasks(pages: list[Page]) -> list[tuple[Image.Image, str | None]]:
+    """What ``grid_raw`` needs of real scans: the preview, and the scan for the closer."""
+    return [(p.preview if p.preview is not None else load_preview(DATA / p.name), p.name)
+            for p in pages]
+
+
+def at_option(raw: Grid, truths: list[list[Box]], opt: Option,
+              idx: Iterable[int]) -> list[tuple[list[Box], list[Box]]]:
+    """(truth, kept boxes padded by the option's pad) for the pages ``idx``."""
+    ci, pd = opt
+    return [(truths[i], [pad(b, pd) for b in raw[ci][i]]) for i in idx]
+
+
+def objective(s: dict[str, float]) -> float:
+    """What the grid is tuned for: recall>=2% + precision + text pages clean + median IoU."""
+    return s["recall2"] + s["precision"] + s["text_clean"] + s["median_iou"]
+
+
+def best_option(options: list[Option], fits: list[tuple[Grid, list[list[Box]], list[int]]]
+                ) -> Option:
+    """The option with the best mean objective over ``fits`` (grid, truths, page indices),
+    each fit weighing the same; the first of equal ones (``grid_options``' order)."""
+    return max(options, key=lambda o: sum(objective(score(at_option(raw, truths, o, idx)))
+                                          for raw, truths, idx in fits) / len(fits))
+
+
+def grouped_cv_raw(raw: Grid, truths: list[list[Box]], groups: list[str]
+                   ) -> tuple[list[tuple[list[Box], list[Box]]], Counter]:
+    """Leave one group out over a computed grid: per page (in page order) the held-out
+    (truth, boxes) with the option chosen on the other groups; the options chosen."""
+    options = grid_options()
     chosen: Counter = Counter()
-    held: list[tuple[list[Box], list[Box]]] = []
-    for g in sorted({p.group for p in pages}):
-        train = [i for i, p in enumerate(pages) if p.group != g]
-        test = [i for i, p in enumerate(pages) if p.group == g]
-        best = max(options, key=lambda o: objective(score(result(o, train))))
-        chosen[(tuple(combos[best[0]].values()), best[1])] += 1
-        held += result(best, test)
-    everything = list(range(len(pages)))
-    spread = [score(result(o, everything)) for o in options]
+    held: dict[int, tuple[list[Box], list[Box]]] = {}
+    for g in sorted(set(groups)):
+        train = [i for i, x in enumerate(groups) if x != g]
+        test = [i for i, x in enumerate(groups) if x == g]
+        best = best_option(options, [(raw, truths, train)])
+        chosen[(tuple(COMBOS[best[0]].values()), best[1])] += 1
+        held.update(zip(test, at_option(raw, truths, best, test), strict=True))
+    return [held[i] for i in range(len(truths))], chosen
+
+
+def grouped_cv(pages: list[Page], raw: Grid | None = None
+               ) -> tuple[dict[str, float], Counter]:
+    """Leave one group out (a chapbook, a book): tune PARAMS on the others, score it."""
+    raw = grid_raw(page_tasks(pages)) if raw is None else raw
+    truths = [p.truth for p in pages]
+    held, chosen = grouped_cv_raw(raw, truths, [p.group for p in pages])
+    everything = range(len(pages))
+    spread = [score(at_option(raw, truths, o, everything)) for o in grid_options()]
     for key in ("recall2", "precision", "text_clean", "median_iou"):
         vals = [s[key] for s in spread]
         print(f"  grid spread of {key}: {min(vals):.3f}..{max(vals):.3f}")
     return score(held), chosen
 
 
-def eval_composites(per_cell: int, sheet: list | None) -> dict[str, dict[str, float]]:
+def eval_composites(per_cell: int, sheet: list | None, src: Source | None = None
+                    ) -> dict[str, dict[str, float]]:
+    """The composites scored by mode and layout; ``src``: as ``figure_loso`` built them."""
     from bench import composites
 
     by: dict[str, list] = defaultdict(list)
     captions = with_caption = 0
-    for c in composites.build(per_cell=per_cell):
-        prev = c.preview()
-        regions = F.candidates(prev)
+    built = (zip(src.extra, (p.preview for p in src.pages), (f.regions for f in src.found),
+                 strict=True) if src is not None
+             else ((c, prev, F.candidates(prev))
+                   for c, prev in ((c, c.preview()) for c in composites.build(per_cell=per_cell))))
+    for c, prev, regions in built:
         boxes = [r.box for r in regions if r.kept]
         for key in (c.mode, c.layout, "all"):
             by[key].append((c.boxes, boxes))
@@ -347,20 +434,19 @@ def write_sheets(items: dict[str, list]) -> None:
               f"{len(bad)} pages with a miss, a false crop or IoU < 0.8 first")
 
 
-def report_moreno(sheets: dict[str, list] | None) -> list[float]:
-    """The chapbooks: grouped CV, the shipped PARAMS, other preview sizes; detector ms."""
-    pages = moreno_pages()
-    ms, found = [], []
-    for p in pages:
-        p.preview = load_preview(DATA / p.name)
-        t = time.process_time()
-        regions = F.find(p.preview, closer=p.closer()).regions
-        ms.append((time.process_time() - t) * 1000)
-        found.append([r.box for r in regions if r.kept])  # what the pipeline keeps
-        if sheets is not None:
-            sheets["moreno"].append((Path(p.name).name, p.preview, p.truth, regions))
+def report_moreno(sheets: dict[str, list] | None, src: Source | None = None) -> list[float]:
+    """The chapbooks: grouped CV, the shipped PARAMS, other preview sizes; detector ms.
+    ``src``: the chapbooks as ``figure_loso`` prepared them (read here if not given)."""
+    from bench import figure_loso
+
+    src = src or figure_loso.scan_source("figures/moreno", moreno_pages())
+    pages, ms = src.pages, list(src.ms)
+    found = [[r.box for r in f.regions if r.kept] for f in src.found]  # what the pipeline keeps
+    if sheets is not None:
+        sheets["moreno"] += [(Path(p.name).name, p.preview, p.truth, f.regions)
+                             for p, f in zip(pages, src.found, strict=True)]
     shipped = score((p.truth, boxes) for p, boxes in zip(pages, found, strict=True))
-    cv, chosen = grouped_cv(pages)
+    cv, chosen = grouped_cv(pages, src.raw)
     print(f"Moreno, leave-one-chapbook-out CV ({len({p.group for p in pages})} chapbooks, "
           f"{len(pages)} pages):\n  {fmt(cv)}")
     print(f"  chosen ((seed_h, big, small_h), pad) per fold: {dict(chosen.most_common())}")
@@ -374,18 +460,17 @@ def report_moreno(sheets: dict[str, list] | None) -> list[float]:
     return ms
 
 
-def report_early(sheets: dict[str, list] | None) -> list[float]:
-    """Library scans of early printed books: leave-one-book-out CV, then per collection."""
-    pages = early_pages()
-    ms, found = [], []
-    for p in pages:
-        p.preview = load_preview(DATA / p.name)
-        t = time.process_time()
-        found.append(F.find(p.preview, closer=p.closer()))
-        ms.append((time.process_time() - t) * 1000)
-        if sheets is not None:
-            sheets["early"].append((Path(p.name).name, p.preview, p.truth, found[-1].regions))
-    cv, chosen = grouped_cv(pages)
+def report_early(sheets: dict[str, list] | None, src: Source | None = None) -> list[float]:
+    """Library scans of early printed books: leave-one-book-out CV, then per collection.
+    ``src``: the books as ``figure_loso`` prepared them (read here if not given)."""
+    from bench import figure_loso
+
+    src = src or figure_loso.scan_source("figures/early", early_pages())
+    pages, ms, found = src.pages, list(src.ms), src.found
+    if sheets is not None:
+        sheets["early"] += [(Path(p.name).name, p.preview, p.truth, f.regions)
+                            for p, f in zip(pages, found, strict=True)]
+    cv, chosen = grouped_cv(pages, src.raw)
     books = len({p.group for p in pages})
     print(f"Early printed books as libraries publish them, leave-one-book-out CV ({books} "
           f"books, {len(pages)} pages; ornament and decorative pages count as picture-free):"
@@ -502,8 +587,9 @@ def report_scans(per_cell: int, sheets: dict[str, list] | None) -> list[float]:
     return ms
 
 
-def report_composites(per_cell: int, sheets: dict[str, list] | None) -> None:
-    comp = eval_composites(per_cell, None if sheets is None else sheets["composites"])
+def report_composites(per_cell: int, sheets: dict[str, list] | None,
+                      src: Source | None = None) -> None:
+    comp = eval_composites(per_cell, None if sheets is None else sheets["composites"], src)
     print("Synthetic composites (exact boxes), shipped PARAMS:")
     for key in ("colour", "grey", "binarized", "all"):
         print(f"  {key:9s} {fmt(comp[key])}")
@@ -531,27 +617,40 @@ def report_labelled(sheets: dict[str, list] | None) -> list[float]:
 
 
 def main() -> None:
+    from bench import figure_loso
+
     ap = argparse.ArgumentParser(description="Measure archive.figures on the shared pages.")
     ap.add_argument("--quick", action="store_true", help="2 composites per cell, no sheets")
     ap.add_argument("--per-cell", type=int, default=6, help="composites per layout x mode")
+    ap.add_argument("--loso-only", action="store_true",
+                    help="only proposal recall, book-grouped CV and leave-one-source-out")
+    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                    help="processes for the PARAMS grid (the timings stay one core)")
     args = ap.parse_args()
     cv2.setNumThreads(1)
-    sheets: dict[str, list] | None = None if args.quick else defaultdict(list)
+    start = time.perf_counter()
+    sheets: dict[str, list] | None = None if args.quick or args.loso_only else defaultdict(list)
+    per_cell = 2 if args.quick else args.per_cell
     print(f"preview side {preview_side()} px; PARAMS {F.PARAMS}")
-    ms = report_moreno(sheets)
-    ms += report_early(sheets)
-    report_cut("Moreno", moreno_pages())
-    report_cut("Early printed books", early_pages())
-    report_cut("Early printed books with BY_EYE", with_by_eye(early_pages()))
-    report_composites(2 if args.quick else args.per_cell, sheets)
-    ms += report_scans(2 if args.quick else 4, sheets)
-    ms += report_labelled(sheets)
-    ms_all = np.array(ms)
-    print(f"Detector CPU time per page, one core: p50 {np.percentile(ms_all, 50):.1f} ms, "
-          f"p95 {np.percentile(ms_all, 95):.1f} ms, max {ms_all.max():.1f} ms "
-          f"({len(ms_all)} pages)")
+    sources = figure_loso.prepare(per_cell, args.jobs)
+    if not args.loso_only:
+        ms = report_moreno(sheets, sources["figures/moreno"])
+        ms += report_early(sheets, sources["figures/early"])
+        report_cut("Moreno", moreno_pages())
+        report_cut("Early printed books", early_pages())
+        report_cut("Early printed books with BY_EYE", with_by_eye(early_pages()))
+        report_composites(per_cell, sheets, sources["composites"])
+        ms += report_scans(2 if args.quick else 4, sheets)
+        ms += report_labelled(sheets)
+        ms_all = np.array(ms)
+        print(f"Detector CPU time per page, one core: p50 {np.percentile(ms_all, 50):.1f} ms, "
+              f"p95 {np.percentile(ms_all, 95):.1f} ms, max {ms_all.max():.1f} ms "
+              f"({len(ms_all)} pages)")
+    figure_loso.report(sources)
     if sheets is not None:
         write_sheets(sheets)
+    print(f"\n{time.perf_counter() - start:.0f} s wall, {time.process_time():.0f} s CPU in the "
+          f"main process ({args.jobs} process{'es' if args.jobs > 1 else ''} for the grid)")
 
 
 if __name__ == "__main__":
