@@ -48,7 +48,6 @@ Costs are process CPU time on one core (``cv2.setNumThreads(1)``, ``torch.set_nu
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import pickle
 import time
@@ -74,6 +73,7 @@ from bench.figure_eval import (
     load_preview,
     match,
     moreno_pages,
+    other_pages,
     render_preview,
     score,
 )
@@ -93,23 +93,6 @@ Preview = tuple[Image.Image, F.Closer]
 
 
 # --- pages --------------------------------------------------------------------------------
-
-
-def other_pages() -> list[Page]:
-    """figures/other_sources as figure_eval reads figures/early: pictures are the truth
-    (ornaments, initials and stamps are what a curator does not want)."""
-    folder = DATA / "figures" / "other_sources"
-    boxes: dict[str, list[tuple[str, Box]]] = defaultdict(list)
-    with open(folder / "regions.csv") as fh:
-        for r in csv.DictReader(fh):
-            w, h = float(r["width"]), float(r["height"])
-            boxes[r["file"]].append((r["kind"], (float(r["x0"]) / w, float(r["y0"]) / h,
-                                                 float(r["x1"]) / w, float(r["y1"]) / h)))
-    with open(folder / "pages.csv") as fh:
-        rows = list(csv.DictReader(fh))
-    return [Page(f"figures/other_sources/{r['file']}", r["book"],
-                 [b for k, b in boxes[r["file"]] if k == "picture"], label=r["label"],
-                 ornaments=[b for k, b in boxes[r["file"]] if k != "picture"]) for r in rows]
 
 
 PAGES: dict[str, Callable[[], list[Page]]] = {
