@@ -3,6 +3,8 @@
     python -m bench.figure_learned           # 2 min cold on one core; cached in /tmp/figure_learned
     python -m bench.figure_learned --embed   # also an EfficientNet-Lite0 embedding (5 min cold)
     python -m bench.figure_learned --fresh   # find and measure every page again
+    python -m bench.figure_learned --more    # also train on composites and text pages
+                                             # (--embed --more: 4 min cold, 82 s warm)
 
 Results and findings: docs/figure-finder.md, "A learned verdict, measured
 leave-one-source-out".
@@ -40,6 +42,11 @@ and ``figures/other_sources``, score the third, which no fitted number has seen.
   called ornament, initial or text block (its own threshold per kind of scan, chosen the
   same way).
 - The rules' numbers are their own kept flags: nothing fitted.
+- ``--more`` adds training-only sources, never scored: the composites ``bench.figure_eval``
+  scores (``bench.composites``, 6 per layout and mode: Moreno woodcuts in DTA/OCR-D text
+  pages, so never trained on when Moreno is scored) and those DTA/OCR-D text pages as
+  negatives. Each is a source of its own, weighed like a real one in the fit and in the
+  threshold choice (on the text pages the objective moves only with their clean share).
 
 Costs are process CPU time on one core (``cv2.setNumThreads(1)``, ``torch.set_num_threads
 (1)``): the finder, the features, the embedding, per page.
@@ -64,6 +71,7 @@ from PIL import Image
 from archive import figures as F
 from archive import reader
 from archive.boxes import area
+from bench import composites
 from bench.figure_eval import (
     DATA,
     Box,
@@ -80,7 +88,13 @@ from bench.figure_eval import (
 
 CACHE = Path("/tmp/figure_learned")
 CACHE_VERSION = 1
-SOURCES = ("early", "moreno", "other_sources")
+SOURCES = ("early", "moreno", "other_sources")  # the scored folds
+# ``--more``: training-only material, never a scored fold. The composites are Moreno's
+# woodcuts set into DTA/OCR-D text pages, so they are not trained on when Moreno is scored;
+# the text pages (the ones the composites are built on) are negatives: every candidate 0.
+EXTRA = ("composites", "text_pages")
+TIED = {"moreno": frozenset({"composites"})}
+COMPOSITES_PER_CELL = 6  # as bench.figure_eval builds them (108 pages, 162 pictures)
 VERSIONS = ("published", "otsu", "grey", "low_contrast", "iiif")
 SCAN_KINDS = ("colour", "grey", "bilevel")
 RESCUE = ("ornament", "initial", "text_block")  # what the hybrid may take back
@@ -95,8 +109,27 @@ Preview = tuple[Image.Image, F.Closer]
 # --- pages --------------------------------------------------------------------------------
 
 
+@dataclass
+class Made(Page):
+    """A composite as a page: its image is in memory, not under ``DATA``."""
+
+    made: composites.Composite | None = None
+
+
+def composite_pages() -> list[Page]:
+    """The composites figure_eval scores, built the same way (seeded), truth exact."""
+    return [Made(f"composites/{c.name}", c.layout, c.boxes, made=c)
+            for c in composites.build(per_cell=COMPOSITES_PER_CELL)]
+
+
+def text_pages() -> list[Page]:
+    """The DTA and OCR-D text pages the composites are built on: no picture on any."""
+    return [Page(str(p.relative_to(DATA)), p.parent.name, []) for p in composites.text_pages()]
+
+
 PAGES: dict[str, Callable[[], list[Page]]] = {
-    "early": early_pages, "moreno": moreno_pages, "other_sources": other_pages}
+    "early": early_pages, "moreno": moreno_pages, "other_sources": other_pages,
+    "composites": composite_pages, "text_pages": text_pages}
 
 
 # --- the five ways a page comes -------------------------------------------------------------
@@ -131,10 +164,16 @@ def _iiif(a: np.ndarray, side: int) -> Image.Image:
 def way_in(page: Page, version: str) -> Preview:
     """The page's preview made the ``version`` way, with the ``closer`` that way gives."""
     path = DATA / page.name
+    made = page.made if isinstance(page, Made) else None
     if version == "published":
+        if made is not None:
+            return made.preview(), made.preview
         return load_preview(path), page.closer()
-    with Image.open(path) as im:
-        a = np.asarray(im.convert("RGB"))
+    if made is not None:
+        a = np.asarray(made.image.convert("RGB"))
+    else:
+        with Image.open(path) as im:
+            a = np.asarray(im.convert("RGB"))
     if version in ("grey", "low_contrast"):
         data = _jpeg(_grey(a) if version == "grey" else _low_contrast(a))
         return jpeg_preview(data), lambda side: jpeg_preview(data, side)
@@ -338,13 +377,19 @@ def _path(source: str, version: str, what: str) -> Path:
     return CACHE / f"v{CACHE_VERSION}_{source}_{version}_{what}.pkl"
 
 
-def collect(fresh: bool, with_embed: bool) -> list[Seen]:
-    """Every page of every source, five ways, from the cache where it is there."""
+def collect(fresh: bool, with_embed: bool, sources: tuple[str, ...] = SOURCES) -> list[Seen]:
+    """Every page of every source, five ways, from the cache where it is there (a source's
+    pages are only listed, or built, when something of it is not)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     model = None
     out: list[Seen] = []
-    for source in SOURCES:
-        pages = PAGES[source]()
+    for source in sources:
+        listed: list[Page] = []
+
+        def pages(source: str = source, listed: list[Page] = listed) -> list[Page]:
+            if not listed:
+                listed += PAGES[source]()
+            return listed
         for version in VERSIONS:
             path = _path(source, version, "seen")
             epath = _path(source, version, "embed")
@@ -352,7 +397,7 @@ def collect(fresh: bool, with_embed: bool) -> list[Seen]:
                 seen = [Seen(**d) for d in pickle.loads(path.read_bytes())]
             else:
                 t = time.time()
-                seen = [see(source, version, p) for p in pages]
+                seen = [see(source, version, p) for p in pages()]
                 print(f"  {source} {version}: {len(seen)} pages in {time.time() - t:.0f} s",
                       flush=True)
                 _save(path, seen)
@@ -365,7 +410,7 @@ def collect(fresh: bool, with_embed: bool) -> list[Seen]:
                     if model is None:
                         model = lite0()
                     if "closer" not in seen[0].extra:  # loaded without previews
-                        for s, p in zip(seen, pages, strict=True):
+                        for s, p in zip(seen, pages(), strict=True):
                             s.extra["preview"], s.extra["closer"] = way_in(p, version)
                     t = time.time()
                     for s in seen:
@@ -552,7 +597,7 @@ def loso(seen: list[Seen], model: Model) -> tuple[dict, dict]:
     probs: dict[int, np.ndarray] = {}
     chosen: dict[str, dict] = {}
     for held in SOURCES:
-        train = [s for s in seen if s.source != held]
+        train = [s for s in seen if s.source != held and s.source not in TIED.get(held, ())]
         test_idx = [i for i, s in enumerate(seen) if s.source == held]
         reduce = None
         if model.embedded:
@@ -695,13 +740,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fresh", action="store_true", help="ignore the cache")
     ap.add_argument("--embed", action="store_true", help="also an EfficientNet-Lite0 embedding")
+    ap.add_argument("--more", action="store_true",
+                    help="also train on the composites (not when Moreno is scored) and the "
+                         "DTA/OCR-D text pages as negatives; still scored on the three sources")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     torch.set_num_threads(1)
     t0 = time.time()
-    seen = collect(args.fresh, args.embed)
+    seen = collect(args.fresh, args.embed, SOURCES + EXTRA if args.more else SOURCES)
     print(f"{len(seen)} pages x ways, {sum(len(s.labels) for s in seen)} candidates "
-          f"({time.time() - t0:.0f} s to collect)")
+          f"({time.time() - t0:.0f} s to collect); training on "
+          + ("the other real sources, the composites (not for moreno) and the text pages"
+             if args.more else "the other two real sources"))
     report_pages(seen)
     models = [Model("logistic regression"), Model("MLP (32 hidden)", hidden=32),
               Model("logistic regression, verdict and geometry only",
@@ -753,7 +803,7 @@ def main() -> None:
     print("\nDoes any variant leave no source worse (found, crops that are pictures, text "
           "pages with no crop, every way in)?")
     print("\n".join(f"  {v}" for v in verdicts))
-    report_cost(seen, args.embed)
+    report_cost([s for s in seen if s.source in SOURCES], args.embed)
     print(f"total {time.time() - t0:.0f} s")
 
 
@@ -761,7 +811,7 @@ def report_pages(seen: list[Seen]) -> None:
     """Scan kinds read per way in, and proposal recall (any candidate at IoU >= 0.5)."""
     print("| source | way in | pages | colour/grey/bilevel | proposal recall | rules' recall |")
     print("|---|---|---|---|---|---|")
-    for src in SOURCES:
+    for src in dict.fromkeys(s.source for s in seen):
         for ver in VERSIONS:
             ss = [s for s in seen if (s.source, s.version) == (src, ver)]
             kinds = "/".join(str(sum(s.scan_kind == k for s in ss)) for k in SCAN_KINDS)
@@ -770,7 +820,7 @@ def report_pages(seen: list[Seen]) -> None:
             rules = sum(len(match(s.truth, rule_boxes(s))) for s in ss)
             print(f"| {src} | {ver} | {len(ss)} | {kinds} | {prop}/{n} | {rules}/{n} |")
     print()
-    for src in SOURCES:
+    for src in dict.fromkeys(s.source for s in seen):
         why = Counter(r.reason for s in seen if s.source == src
                       for r, y in zip(s.regions, s.labels, strict=True) if y and not r.kept)
         print(f"  {src}, pictures a candidate matches that the rules do not keep, by reason "
