@@ -694,12 +694,7 @@ def opened(paths: list[str | Path], password: str | None = None) -> list[tuple[s
         if not iiif_book.is_iiif(p):
             books.append((Path(p), open_document(p, password)))
             continue
-        found = iiif_book.manifests(str(p))
-        if not found:
-            name = iiif_book.source_stem(str(p))
-            raise ArchiveError(f"{name}: the collection has no manifest with images",
-                               code="manifest_no_images", name=name)
-        books.extend((a, iiif_book.IIIFBook(a, b)) for a, b in found)
+        books.extend((a, iiif_book.IIIFBook(a, b)) for a, b in iiif_book.books(str(p)))
     return books
 
 

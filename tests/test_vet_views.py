@@ -7,15 +7,14 @@ letterbox alone, per source; these photos are ones where one view alone goes wro
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-SHARED = Path(os.environ.get("BORDE_SHARED_DATA")
-              or Path(__file__).resolve().parents[2] / "shared" / "data")
+from tests.conftest import SHARED_DATA as SHARED
+
 SHIPPED = Path(__file__).resolve().parents[1] / "vet" / "model"
 pytestmark = [
     pytest.mark.skipif(not (SHARED / "livestock").is_dir(),

@@ -88,14 +88,23 @@ def manifests(address: str, depth: int = 0) -> list[tuple[str, Book]]:
     return found
 
 
+def books(address: str) -> list[tuple[str, Book]]:
+    """``manifests``, and an ``ArchiveError`` for a collection with none: what a build or
+    the tab's look at a book starts from."""
+    found = manifests(address)
+    if not found:
+        name = source_stem(address)
+        raise ArchiveError(f"{name}: the collection has no manifest with images",
+                           code="manifest_no_images", name=name)
+    return found
+
+
 def each_book(paths: list[str | Path]) -> list[str | Path]:
-    """The inputs with each IIIF collection replaced by its manifests' addresses."""
+    """The inputs with each IIIF collection replaced by its manifests' addresses (each
+    document fetched once)."""
     out: list[str | Path] = []
     for p in paths:
-        if is_iiif(p) and isinstance(read_document(str(p)), Collection):
-            out.extend(a for a, _ in manifests(str(p)))
-        else:
-            out.append(p)
+        out.extend([a for a, _ in manifests(str(p))] if is_iiif(p) else [p])
     return out
 
 
@@ -316,8 +325,6 @@ def _fitted(img: Image.Image, w: int, h: int) -> np.ndarray:
     return np.asarray(img.convert("RGB"))
 
 
-
-
 @dataclass
 class BookPreview:
     """What the tab shows of a manifest before the build: its title, its pages and a few
@@ -337,11 +344,7 @@ def preview_book(address: str, count: int = THUMBS, width: int = THUMB_WIDTH) ->
     """The book's title, page count and first ``count`` pages small, fetched through the
     safe fetcher (a page with no thumbnail and no image service is not fetched whole for
     this). Raises ``ArchiveError`` for an address or a manifest that cannot be read."""
-    found = manifests(address)
-    if not found:
-        name = source_stem(address)
-        raise ArchiveError(f"{name}: the collection has no manifest with images",
-                           code="manifest_no_images", name=name)
+    found = books(address)
     first = found[0][1]
     thumbs: list[Image.Image] = []
     for canvas in first.canvases:
