@@ -554,7 +554,7 @@ def _chunks(indices: list[int], workers: int) -> list[list[int]]:
             + [[i] for i in indices[split:]])
 
 
-def _shared(pool: Workers, size: int, docs: _OwnDocs, path: Path, source: str,
+def _shared(pool: Workers, size: int, docs: _OwnDocs, path: Path | str, source: str,
             chunks: list[list[int]], opts: Options, filt: PageFilter | None
             ) -> Generator[tuple, None, None]:
     """The chunks' outcomes in order, the pool's and this process's own interleaved.
@@ -616,12 +616,12 @@ class _Out:
 
 
 class _OwnDocs:
-    """The PDF this process has open for its own chunks (one at a time)."""
+    """The PDF or IIIF book this process has open for its own chunks (one at a time)."""
 
     def __init__(self, password: str | None) -> None:
         self.password, self.path, self.doc = password, None, None
 
-    def get(self, path: Path):
+    def get(self, path: Path | str):
         if self.path != path:
             self.close()
             self.path, self.doc = path, open_document(path, self.password)
@@ -633,7 +633,7 @@ class _OwnDocs:
         self.path, self.doc = None, None
 
 
-def _own_chunk(docs: _OwnDocs, path: Path, source: str, chunk: list[int], opts: Options,
+def _own_chunk(docs: _OwnDocs, path: Path | str, source: str, chunk: list[int], opts: Options,
                filt: PageFilter | None) -> Generator[tuple, None, None]:
     doc = docs.get(path)
     for i in chunk:
