@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from archive import components
+from archive.figures import components
 from archive.resize import crop_array, upright
 
 Box = tuple[float, float, float, float]

@@ -37,9 +37,9 @@ from archive.decisions import DUPLICATE, decide, sidecar
 from archive.decisions import load as load_decisions
 from archive.dedup import Deduper, perceptual_hash
 from archive.errors import ArchiveError, BadPage
+from archive.figures.extent import page_extent
 from archive.filter import FILTER_NAMES, PageFilter, make_filter
 from archive.iiif import book as iiif_book
-from archive.page_extent import page_extent
 from archive.reader import PREVIEW_SIDE, Page, open_document, read_page
 from archive.records import (
     CANDIDATE_DIR,

@@ -55,7 +55,7 @@ REVIEW_DIR = "review"  # the review's tiles: one file per crop and look (kept or
 JOB_PREFIX = "borde-archive-"
 JOB_KEEP_S = float(os.environ.get("BORDE_JOB_KEEP_HOURS", "24")) * 3600
 WEB_SCHEMES = ("http", "https")  # what archive.iiif.http fetches; any other is refused
-# The finder's reason codes (archive/figures.py) and the curator's, as ui_strings keys.
+# The finder's reason codes (archive/figures/finder.py) and the curator's, as ui_strings keys.
 REASON_KEYS = {
     "rule": "archive_reason_rule", "too_small": "archive_reason_small",
     "page_edge": "archive_reason_edge", "text_block": "archive_reason_text",

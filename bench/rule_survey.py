@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from PIL import Image
 from tqdm import tqdm
 
-from archive import figures as F
-from archive import verdicts as V
+from archive.figures import finder as F
+from archive.figures import verdicts as V
 from bench import composites, scans
 from bench import figure_robustness as R
 from bench.figure_eval import DATA, early_pages, labelled_pages, load_preview, moreno_pages

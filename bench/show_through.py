@@ -25,7 +25,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from archive import figures as F
-from archive import page_extent
+from archive.figures import extent as page_extent
 from bench.figure_eval import DATA, early_pages, jpeg_preview, moreno_pages, score, with_by_eye
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image
 
-from archive import page_extent
+from archive.figures import extent as page_extent
 from bench.figure_eval import (
     DATA,
     Box,

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from archive import figures as F
-from archive.page_ink import text_height
+from archive.figures.ink import text_height
 from bench import figure_eval as E
 
 # The grouped CV of bench/figure_eval.py finds every Moreno picture >= 2% of the page,

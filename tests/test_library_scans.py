@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from archive import figures as F
 from archive import resize
 from archive.boxes import area, shared
-from archive.ornaments import small_ornament
-from archive.page_extent import page_extent
+from archive.figures import finder as F
+from archive.figures.extent import page_extent
+from archive.figures.ornaments import small_ornament
 from bench import figure_eval as E
 
 
@@ -295,7 +295,7 @@ def test_a_white_page_on_a_pale_card_is_found_by_its_edge(shared_data):
 def test_a_chart_the_page_extent_missed_is_no_crop(shared_data, monkeypatch):
     """When no extent can be found (a card no edge tells from the page), the chart is
     judged with the page: its row of solid patches makes it a chart, never kept."""
-    from archive.page_extent import WHOLE, Extent
+    from archive.figures.extent import WHOLE, Extent
     from bench import composites, scans
 
     E.DATA = composites.DATA = scans.DATA = shared_data
@@ -361,7 +361,7 @@ def test_runs_of_colour_patches_are_found_on_charts_alone(shared_data):
     white one the card's colour) is one run; over all 116 early scans (woodcuts,
     engravings, hand-coloured miniatures painted flat, rubrics, stamps) every run found
     is that bar again, under a Wolfenbüttel page."""
-    from archive import charts
+    from archive.figures import charts
 
     card = np.asarray(label_alone(shared_data, bed=False))
     runs = charts.patch_runs(card)
@@ -773,7 +773,7 @@ def test_a_red_stamp_cut_by_the_page_edge_is_a_stamp_candidate(shared_data, how)
 def test_only_a_round_blob_cut_by_the_edge_is_oval():
     """A disc cut by the image's left and bottom edges fits its own outline's ellipse;
     a square cut so does not, and neither passes the inscribed ellipse of its cut box."""
-    from archive.colour_ink import _oval
+    from archive.figures.colour_ink import _oval
 
     yy, xx = np.mgrid[:60, :60]
     disc = (xx - 10) ** 2 + (yy - 44) ** 2 <= 28 ** 2  # reaches past x = 0 and y = 59
@@ -870,7 +870,7 @@ def test_tight_set_lines_read_as_text_at_their_own_pitch(shared_data):
     """btv1b8626772v f20 is set tight: its lines repeat every 6-7 px of the 375 px
     preview, and as well every 13 (two lines). Taking 13 for the pitch read each line
     against the next as a gap, and no text was found on the page at all."""
-    from archive import text_rhythm
+    from archive.figures import text_rhythm
 
     _page, preview = early(shared_data, "btv1b8626772v_f20.jpg")
     ink, _boxes = F._analyse(preview)
@@ -1050,7 +1050,7 @@ def test_a_title_block_stays_apart_wherever_the_page_is_cut(shared_data, left):
     frame's right rule, the line's text mask (a rubric) cut the rule in two; the broken
     frame no longer read as a page frame, and title and woodcut were one crop at three
     of these five cuts. A straight line RULE text heights long is never text."""
-    from archive.page_extent import Extent
+    from archive.figures.extent import Extent
 
     page, preview = scanned(shared_data, "bpt6k15260973_f9.jpg")
     grey, rgb, extent = F._seen(preview)

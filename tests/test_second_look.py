@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from archive import figures as F
-from archive import second_look as S
 from archive.boxes import area, iou
+from archive.figures import finder as F
+from archive.figures import second_look as S
 from bench import figure_eval as E
 from bench import figure_scales
 

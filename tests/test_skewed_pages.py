@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from archive import figures as F
+from archive.figures import finder as F
 from bench import figure_eval as E
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from archive import figures as F
-from archive import focus
+from archive.figures import focus
 from bench import figure_eval as E
 from bench import figure_robustness as R
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from archive.page_ink import PARAMS, Box, Ink, corr, runs, tighten
+from archive.figures.ink import PARAMS, Box, Ink, corr, runs, tighten
 
 # Least left-right and up-down mirror correlation of a frame or a cartouche, of its box
 # and of its inner three quarters: scenes measured 0.25 at most inside on the early books

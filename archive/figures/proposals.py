@@ -16,11 +16,11 @@ import math
 import cv2
 import numpy as np
 
-from archive import components
-from archive.ornaments import FRAMED, frame_like, framed, ornament, symmetry
-from archive.page_ink import PARAMS, Box, Ink, intersection, runs, tighten
-from archive.picture_frames import unframed
-from archive.verdicts import big_share, lettering, photo
+from archive.figures import components
+from archive.figures.frames import Picture, unframed
+from archive.figures.ink import PARAMS, Box, Ink, intersection, runs, tighten
+from archive.figures.measures import big_share, lettering, photo
+from archive.figures.ornaments import FRAMED, frame_like, framed, ornament, symmetry
 
 # a box's edge strip with no print in it is a stain when this many text heights deep
 # and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
@@ -41,8 +41,9 @@ ROW, GAP_CROSSED = 0.8, 0.5
 HEAD_DEEP, HEAD_GAP, HEAD_SYM = 8.0, 2.0, 0.5
 
 
-def candidate_boxes(ink: Ink) -> list[Box]:
-    """Picture seeds grown into boxes, then cut apart where clean paper divides them."""
+def candidate_boxes(ink: Ink, picture: Picture) -> list[Box]:
+    """Picture seeds grown into boxes, then cut apart where clean paper divides them;
+    ``picture``: whether a frame's content would be kept (``frames.unframed``)."""
     if not _could_seed(ink):
         return []
     th = ink.th
@@ -69,7 +70,7 @@ def candidate_boxes(ink: Ink) -> list[Box]:
         if speck or ornament(b, ink, turned=False):
             out.append(b)
             continue
-        for part in (q for p in _parts(b, ink) for q in unframed(p, ink)):
+        for part in (q for p in _parts(b, ink) for q in unframed(p, ink, picture)):
             # mirror halves are one ornament (a tailpiece's wings), never two pictures; the
             # mirrors as scanned, not turned (``symmetry``): a part let whole here is not
             # trimmed of a stain nor cut along a channel, and a turn lifts two woodcuts in

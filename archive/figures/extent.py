@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import components, levels
+from archive.figures import components, levels
 
 Box = tuple[float, float, float, float]
 WHOLE: Box = (0.0, 0.0, 1.0, 1.0)

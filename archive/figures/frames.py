@@ -8,21 +8,25 @@ beyond them, say where the picture ends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 
-from archive.page_ink import PARAMS, Box, Ink, runs, tighten
-from archive.verdicts import judge
+from archive.figures.ink import PARAMS, Box, Ink, runs, tighten
 
+# whether a box would be kept as a picture at any size: the verdict, handed in
+Picture = Callable[[Box, Ink], bool]
 FRAME_RUN = 0.6  # of a box's side: the least length of each line of a picture's frame
 
 
-def unframed(box: Box, ink: Ink) -> list[Box]:
+def unframed(box: Box, ink: Ink, picture: Picture) -> list[Box]:
     """A framed picture apart from what the box holds outside its frame (``_frame``),
     each thing outside a part of its own; the box alone when it has no frame, or
-    what the frame holds is no picture (a plot's axes, a table's rules)."""
+    what the frame holds is no picture (``picture``: a plot's axes, a table's rules).
+    The verdict is handed in, so the proposals stand below the verdicts."""
     frame = _frame(box, ink)
-    if frame is None or not judge(frame, ink, 1e-9).kept:  # a frame round a table, a chart
+    if frame is None or not picture(frame, ink):  # a frame round a table, a chart
         return [box]
     outside = (tighten(b, ink.weak) for b in _around_frame(box, frame, ink.th))
     return [frame, *(b for b in outside if b is not None)]

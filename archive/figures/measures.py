@@ -1,21 +1,16 @@
-"""Whether a candidate box is a picture, and if not, why not: a reason code.
-
-Why in this order: the cheap tests run first, and each test says only what it is
-sure of (a text block, a table, title lettering, a chart, an ornament or an initial,
-a stain); a box none of them takes is a picture, scored by how much of its ink lies
-in big shapes and how far it is above the size floor.
-"""
+"""What a candidate box is like, measured on the page's ink: the features the verdicts
+(``verdicts``) and the proposals (``proposals``) read. Each answers one question of a box
+(how much of its ink lies in big shapes, whether it is a row of title letters, a chart,
+a table, a pale drawing, a stain, set text with a mark over it) and decides nothing:
+which answer keeps a box is ``verdicts``' business."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from archive import components
-from archive.ornaments import ornament, small_ornament
-from archive.page_ink import PARAMS, Box, Ink, corr, intersection, runs, within
+from archive.figures import components
+from archive.figures.ink import PARAMS, Box, Ink, corr, intersection, runs, within
 
 # share of a box's ink on lines of title letters that makes it lettering: pictures
 # measured 0.14 at most (all shared sources, and the early pages scanned 13 other ways)
@@ -49,18 +44,6 @@ UNPRINTED = 42
 PALE_ZONE, PALE_STRONG = 0.05, 0.6
 
 
-@dataclass(frozen=True)
-class Region:
-    """One candidate picture on a page; ``kept`` ones are the crops."""
-
-    box: tuple[float, float, float, float]  # x0, y0, x1, y1, fractions of the image
-    score: float  # 0..1, how sure this is a picture a curator wants
-    kind: str  # one of figures.KINDS
-    kept: bool
-    reason: str  # "" when kept, else why not: a code of figures.REASONS
-    turned: int = 0  # degrees clockwise that stand it upright: 90 on a page printed across
-
-
 def big_share(box: Box, ink: Ink) -> float:
     """Share of the box's strong ink in shapes taller than 2.5 text heights (text: ~0)."""
     x0, y0, x1, y1 = box
@@ -72,7 +55,7 @@ def big_share(box: Box, ink: Ink) -> float:
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
-def _table(box: Box, ink: Ink) -> bool:
+def table(box: Box, ink: Ink) -> bool:
     """A table or a form: rules across its whole width, three or more, and between them
     glyphs only (by their faint ink as well). A drawing's lines run every way and end
     inside it; a picture framed by rules keeps its own big shapes inside the frame."""
@@ -89,18 +72,18 @@ def _table(box: Box, ink: Ink) -> bool:
     lines = (across * rows[:, None].astype(np.uint8)) | (down * cols[None, :].astype(np.uint8))
     # the rest by its faint ink too: a painting's shades join into broad shapes, glyphs don't
     rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, np.ones((3, 3), np.uint8))
-    tall, n = _in_tall_shapes(rest, ink.th)
+    tall, n = in_tall_shapes(rest, ink.th)
     return n > 0 and tall < (1 - PARAMS["big"]) * n
 
 
-def _in_tall_shapes(mask: np.ndarray, th: float) -> tuple[int, int]:
+def in_tall_shapes(mask: np.ndarray, th: float) -> tuple[int, int]:
     """(pixels of a 0/1 mask in shapes taller than 2.5 text heights, all its pixels): faint
     ink's big shapes, as ``big_share`` counts the page's strong ink in them."""
     _n, _lab, stats, _c = components.with_stats(mask, connectivity=8)
     return int(stats[1:, 4][stats[1:, 3] > 2.5 * th].sum()), int(stats[1:, 4].sum())
 
 
-def _line_art(box: Box, ink: Ink) -> bool:
+def line_art(box: Box, ink: Ink) -> bool:
     """A binarized line drawing: resized to the preview its thin lines turn grey, not black.
 
     Text stays black at that scale (its strokes are solid), so a region whose faint ink
@@ -114,7 +97,7 @@ def _line_art(box: Box, ink: Ink) -> bool:
     return weak > 0.1 * (x1 - x0) * (y1 - y0) and ink.strong[y0:y1, x0:x1].sum() < 0.5 * weak
 
 
-def _pale_drawing(box: Box, ink: Ink) -> bool:
+def pale_drawing(box: Box, ink: Ink) -> bool:
     """A drawing printed or scanned pale: no set text's rhythm runs through it
     (``PALE_ZONE``), its faint ink is mostly big shapes and mostly faint
     (``PALE_STRONG``). Text keeps its rhythm however pale."""
@@ -127,7 +110,7 @@ def _pale_drawing(box: Box, ink: Ink) -> bool:
     weak = ink.weak[y0:y1, x0:x1].astype(np.uint8)
     if ink.strong[y0:y1, x0:x1].sum() > PALE_STRONG * weak.sum():  # dark: written, not pale
         return False
-    tall, area = _in_tall_shapes(weak, ink.th)
+    tall, area = in_tall_shapes(weak, ink.th)
     return area > 0 and tall >= PARAMS["big"] * area
 
 
@@ -149,7 +132,7 @@ def lettering(box: Box, ink: Ink) -> bool:
     return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
 
 
-def _title_row(box: Box, ink: Ink) -> bool:
+def title_row(box: Box, ink: Ink) -> bool:
     """Title lettering, one line or several: ``TITLE_INK`` of the box's ink on lines of
     title letters (``title_letters``). A line's ink is its letters and whatever else sits in
     its rows no taller than it: words glued into one shape, a hyphen; not a woodcut
@@ -263,7 +246,7 @@ def photo(box: Box, ink: Ink) -> bool:
     return weak > 0 and (weak - strong) / weak > 0.5
 
 
-def _faint(box: Box, ink: Ink) -> bool:
+def faint(box: Box, ink: Ink) -> bool:
     """A stain or show-through: hardly any strong ink, and even its darkest is pale (a
     photograph's shadows go deep)."""
     x0, y0, x1, y1 = box
@@ -273,7 +256,7 @@ def _faint(box: Box, ink: Ink) -> bool:
             and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
 
 
-def _unprinted(ink: Ink) -> bool:
+def unprinted(ink: Ink) -> bool:
     """A page with no print on it, only what shows through from the other side (a blank
     verso behind a plate: the plate mirrored, faint and blurred) or stains: its darkest
     ink is paler than any printed page's (``UNPRINTED``). Paper scanned pure white counts
@@ -281,7 +264,7 @@ def _unprinted(ink: Ink) -> bool:
     return ink.darkest < UNPRINTED
 
 
-def _at_edge(box: Box, ink: Ink) -> bool:
+def at_edge(box: Box, ink: Ink) -> bool:
     """A narrow or a faint shape at the paper's edge: binding thread, a torn, curled or
     shadowed margin."""
     h, w = ink.shape
@@ -293,70 +276,7 @@ def _at_edge(box: Box, ink: Ink) -> bool:
     return side or top or (near and float(ink.weak[y0:y1, x0:x1].mean()) < 0.15)
 
 
-def judge(box: Box, ink: Ink, min_area: float) -> Region:
-    """Keep a box or say why not; the cheap tests run first."""
-    h, w = ink.full
-    th = ink.th
-    bw, bh = box[2] - box[0], box[3] - box[1]
-    area = bw * bh / (w * h)
-
-    def region(score: float, kind: str, reason: str) -> Region:
-        return Region(padded(box, ink), round(score, 3), kind, not reason, reason)
-
-    if min(bw, bh) < 2 * th or max(bw, bh) > 8 * min(bw, bh):
-        return region(0.05, "ornament", "rule")
-    if area < 0.25 * min_area:
-        return region(0.1, "engraving", "too_small")
-    verdict = ink.verdicts.get(box)
-    if verdict is None:
-        verdict = ink.verdicts[box] = _shape_verdict(box, ink)
-    value, kind, reason = verdict  # a score, or a picture's share of ink in big shapes
-    if reason:
-        return region(value, kind, reason)
-    if area < min_area:
-        return region(0.3, kind, "too_small")
-    # sure when most ink is in large shapes and the region is well above the size floor
-    shapes = min(1.0, (value - PARAMS["big"]) / 0.4)
-    return region(0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area)), kind, "")
-
-
-def _shape_verdict(box: Box, ink: Ink) -> tuple[float, str, str]:
-    """What ``judge`` says of a box whatever the size floor: (score, kind, reason) of a
-    box that is not a picture, or (its big-shape share, kind, "") of one that is.
-
-    The dearest part of a page's judging; ``figures._ring_stamps`` asks it of every box before
-    ``figures.find`` does, so each page's ``Ink`` keeps the answers (``verdicts``).
-    """
-    if _unprinted(ink):
-        return 0.1, "engraving", "faint"
-    if _at_edge(box, ink):
-        return 0.1, "engraving", "page_edge"
-    if ink_chart(box, ink):
-        return 0.05, "other", "chart"
-    big = big_share(box, ink)
-    if big < PARAMS["big"] and not _line_art(box, ink) and not _pale_drawing(box, ink):
-        return 0.25 * big, "engraving", "text_block"
-    if _table(box, ink):
-        return 0.1, "engraving", "text_block"
-    big = max(big, PARAMS["big"])
-    if (box[3] - box[1] < 10 * ink.th and lettering(box, ink)) or _title_row(box, ink):
-        return 0.1, "engraving", "lettering"
-    if patch_run_over(box, ink):  # dearer than the ink's blocks: asked of fewer boxes
-        return 0.05, "other", "chart"
-    if ornament(box, ink):
-        return 0.3, "ornament", "ornament"
-    small = small_ornament(box, ink)
-    if small:
-        return 0.3, "ornament", small
-    kind = "photo" if photo(box, ink) else "engraving"
-    if kind == "photo" and _faint(box, ink):
-        return 0.1, kind, "faint"
-    if _marked_text(box, ink):
-        return 0.1, "engraving", "text_block"
-    return big, kind, ""
-
-
-def _marked_text(box: Box, ink: Ink) -> bool:
+def marked_text(box: Box, ink: Ink) -> bool:
     """Set text, whatever is inked over it (a stamp whose ring is not seen: grey, worn,
     or a black stamp's emblem): the lines beside the box run on through it, so its rows'
     darkness rises and falls with theirs (``LINES_THROUGH``). A picture breaks the lines
@@ -374,13 +294,3 @@ def _marked_text(box: Box, ink: Ink) -> bool:
     lines = sum(ink.glyphs[y0:y1, a:b].mean(axis=1) for a, b in strips)
     rows = ink.d[y0:y1, x0:x1].mean(axis=1, dtype=np.float32)
     return corr(rows, lines) >= LINES_THROUGH
-
-
-def padded(box: Box, ink: Ink) -> tuple[float, float, float, float]:
-    """The box as fractions of the image, grown by PARAMS["pad"] of its size on each side."""
-    h, w = ink.full
-    ox, oy = ink.origin
-    x0, y0, x1, y1 = box[0] + ox, box[1] + oy, box[2] + ox, box[3] + oy
-    px, py = PARAMS["pad"] * (x1 - x0), PARAMS["pad"] * (y1 - y0)
-    return (max(0.0, (x0 - px) / w), max(0.0, (y0 - py) / h),
-            min(1.0, (x1 + px) / w), min(1.0, (y1 + py) / h))

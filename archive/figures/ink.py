@@ -15,11 +15,11 @@ from functools import cached_property
 import cv2
 import numpy as np
 
-from archive import charts, components, levels
-from archive.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
-from archive.page_extent import WHOLE, Extent
-from archive.page_skew import skew_angle
-from archive.text_rhythm import glyph_mask, text_zone
+from archive.figures import charts, components, levels
+from archive.figures.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
+from archive.figures.extent import WHOLE, Extent
+from archive.figures.skew import skew_angle
+from archive.figures.text_rhythm import glyph_mask, text_zone
 
 # Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
 # tailpiece's thin frame fell apart into pieces on 800 px previews.

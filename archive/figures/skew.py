@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from archive.text_rhythm import GLYPH_H
+from archive.figures.text_rhythm import GLYPH_H
 
 # the angle is looked for among these, from this many glyphs (a title page of big letters
 # has 60-120), and taken when the glyphs' bottoms pile up this much more there than level:

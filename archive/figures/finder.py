@@ -49,11 +49,10 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from archive import focus, ring_stamps, second_look
-from archive.ornaments import framed
-from archive.page_extent import WHOLE, Extent
-from archive.page_extent import find as find_extent
-from archive.page_ink import (
+from archive.figures import focus, ring_stamps, second_look
+from archive.figures.extent import WHOLE, Extent
+from archive.figures.extent import find as find_extent
+from archive.figures.ink import (
     PARAMS,
     WORK_SIDE,
     Box,
@@ -63,9 +62,11 @@ from archive.page_ink import (
     measure,
     text_height,
 )
-from archive.picture_boxes import candidate_boxes
-from archive.text_rhythm import glyph_mask, text_zone
-from archive.verdicts import STAMP_BOX, UNPRINTED, Region, judge, padded, title_letters
+from archive.figures.measures import STAMP_BOX, UNPRINTED, title_letters
+from archive.figures.ornaments import framed
+from archive.figures.proposals import candidate_boxes
+from archive.figures.text_rhythm import glyph_mask, text_zone
+from archive.figures.verdicts import Region, judge, padded
 
 __all__ = ["DEFAULT_MIN_AREA", "KINDS", "NEVER_KEPT", "OUTCOME_REASONS", "PARAMS", "PREVIEW_SIDE",
            "REASONS", "REVIEW_FLOOR", "THRESHOLD", "Finding", "Region", "candidates", "figures",
@@ -317,15 +318,20 @@ def _analyse(page: Image.Image, scale: float = 1.0, seen: Seen | None = None
     if sharper and darkest(grey) >= PRINTED:  # measured as sharp as the rules' pages
         grey = focus.sharpen(grey, sharper)
         rgb = None if rgb is None else focus.sharpen(rgb, sharper)
-    ink = measure(grey, rgb, side=side)
-    ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
-    boxes = candidate_boxes(ink)
+    placed = {"origin": (x0, y0), "full": (h, w), "extent": extent, "pixels": pixels}
+    ink = replace(measure(grey, rgb, side=side), **placed)
+    boxes = candidate_boxes(ink, _picture)
     ringed = _ring_stamps(ink, boxes)
     if ringed:  # measured again without them: a stamp glues itself to what it touches
-        ink = measure(grey, rgb, ringed, side=side)
-        ink.origin, ink.full, ink.extent, ink.pixels = (x0, y0), (h, w), extent, pixels
-        boxes = candidate_boxes(ink)
+        ink = replace(measure(grey, rgb, ringed, side=side), **placed)
+        boxes = candidate_boxes(ink, _picture)
     return ink, boxes
+
+
+def _picture(box: Box, ink: Ink) -> bool:
+    """Whether the verdicts keep a box at any size: what a frame must hold for the
+    proposals to cut a picture out of its box at the frame (``frames.unframed``)."""
+    return judge(box, ink, 1e-9).kept
 
 
 def _seen(page: Image.Image) -> Seen | None:
@@ -370,7 +376,7 @@ def _ring_stamps(ink: Ink, boxes: list[Box]) -> list[Box]:
     did not find, looked for only where a box would be kept: a stamp elsewhere is in no
     crop, and the transform is the dearest step of a page. Nor in a box framed all round
     (a plate, a photograph): whatever a stamp in it glues, the frame bounds the crop."""
-    kept = [b for b in boxes if judge(b, ink, 1e-9).kept and not framed(b, ink)]
+    kept = [b for b in boxes if _picture(b, ink) and not framed(b, ink)]
     if not kept:
         return []
     window = (min(b[0] for b in kept), min(b[1] for b in kept), max(b[2] for b in kept),

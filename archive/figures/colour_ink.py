@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from archive import levels
+from archive.figures import levels
 
 Box = tuple[int, int, int, int]
 CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink

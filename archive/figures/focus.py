@@ -25,7 +25,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from archive import components
+from archive.figures import components
 
 # under SOFT: 4 of 116 early pages as published, no chapbook or DTA page, 1 of 11 OCR-D
 # and 10 of 229 ufal pages; the early books' 10th percentile is 0.97

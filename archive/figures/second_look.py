@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from archive.boxes import area, iou, shared
 
 if TYPE_CHECKING:
-    from archive.figures import Region
+    from archive.figures.verdicts import Region
 
 SCALE = 1.25  # of the preview: a 4 px text height becomes 5, a 5 becomes 6
 DOUBT_AREA = 0.1  # of the page: kept crops smaller than this are looked at twice
