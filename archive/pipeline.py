@@ -15,6 +15,7 @@ the same bytes as one.
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import math
 import re
@@ -513,7 +514,8 @@ def outcomes(plan: Plan, opts: Options) -> Generator[tuple[PageRecord, list[Item
     fork = _fork_safe()  # asked once: the pool's own threads come next
     if fork:  # a process that only builds: its forked workers inherit this
         reader.heap_for_page_buffers()
-    pool = (Workers(opts.workers - 1, _chunk_worker, fork, setup=_one_thread)
+    setup = functools.partial(_worker_setup, iiif_book.kept())
+    pool = (Workers(opts.workers - 1, _chunk_worker, fork, setup=setup)
             if opts.workers > 1 else None)
     threads = _own_cv2_threads(pool, fork)
     filt = _make_filter(opts)
@@ -701,7 +703,14 @@ def opened(paths: list[str | Path], password: str | None = None) -> list[tuple[s
 def iter_build(
     paths: list[str | Path], out: str | Path, names: list[str] | None = None, **options
 ) -> Generator[PageEvent, None, Report]:
-    """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page."""
+    """Stream every page of ``paths`` into the dataset at ``out``; yields one event per page.
+    A manifest is fetched once a build, its workers included (``kept_documents``)."""
+    with iiif_book.kept_documents():
+        return (yield from _iter_build(paths, out, names, **options))
+
+
+def _iter_build(paths: list[str | Path], out: str | Path, names: list[str] | None,
+                **options) -> Generator[PageEvent, None, Report]:
     opts = Options(**options).check()
     plan = make_plan(paths, opts, names)
     notes = []
@@ -845,6 +854,13 @@ def _one_thread() -> None:
     """A worker process is one of N sharing the cores: OpenCV's own threads only contend."""
     cv2.setNumThreads(1)
     reader.heap_for_page_buffers()
+
+
+def _worker_setup(documents: dict) -> None:
+    """A spawned worker: one thread (``_one_thread``), and the manifests its build has
+    read already, so it does not fetch them again (``iiif_book.keep``)."""
+    _one_thread()
+    iiif_book.keep(documents)
 
 
 def build_dataset(

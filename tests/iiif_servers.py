@@ -417,11 +417,13 @@ class _Plan:
             raise ValueError("every must be >= 1")
         self.every, self.dead, self.count = every, dead, 0
         self.lock = threading.Lock()
-        self.stats = {"requests": 0, "passed": 0, "dead": 0} | {k: 0 for k in FLAKY_KINDS}
+        self.stats = {"requests": 0, "passed": 0, "dead": 0, "info": 0} | {
+            k: 0 for k in FLAKY_KINDS}
 
     def next(self, path: str) -> str:
         with self.lock:
             self.stats["requests"] += 1
+            self.stats["info"] += path.split("?")[0].endswith("/info.json")
             if any(part in path for part in self.dead):
                 kind = "dead"
             else:
@@ -482,7 +484,7 @@ def flaky(upstream: str, every: int = 3,
     turn as 429 (Retry-After: 1), 503, and a dropped connection (closed with no answer); the
     rest pass through (upstream's ids in JSON rewritten to the proxy's base). A path that
     contains any string of `dead` always gets 503. Yields (base URL, live stats) where stats
-    counts "requests", "passed", "429", "503", "dropped", "dead".
+    counts "requests", "passed", "429", "503", "dropped", "dead", and "info" (info.json asked).
     """
     plan = _Plan(every, tuple(dead))
     handler = type("FlakyHandler", (_FlakyHandler,),

@@ -316,3 +316,40 @@ def test_a_canvas_without_an_image_service_is_read_from_its_image(tmp_path):
     assert with_service and _matched(with_service, without) == len(with_service)
     images = {r["origin"]["image"] for r in _rows(tmp_path / "without.zip", "metadata.jsonl")}
     assert images and all(u.endswith("/full/max/0/default.jpg") for u in images), images
+
+
+class _CountingDocs(dict):
+    """The JSON server's documents, counting each time one is asked for."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked: dict[str, int] = {}
+
+    def get(self, key, default=None):
+        self.asked[key] = self.asked.get(key, 0) + 1
+        return super().get(key, default)
+
+
+def test_a_build_fetches_its_manifest_once_and_info_json_only_for_picture_pages(tmp_path):
+    """At 2 workers the manifest is fetched once (the forked workers open the book the
+    build read), and a manifest that gives each image's size and a stated level-1 service
+    (as Gallica, the Bodleian, Yale ... publish them) has its info.json asked for only on
+    the pages whose pictures are cut as regions, not on each page. A second build fetches
+    the manifest again: nothing is kept between builds."""
+    pages = PAGES[:12]
+    out = tmp_path / "out.zip"
+    with servers.iipimage(pages, tmp_path / "iip") as base:
+        manifest = servers.manifest(base, [p.stem for p in pages], version="2")
+        with servers.flaky(base, every=10**9) as (proxy, stats):
+            behind = json.loads(json.dumps(manifest).replace(base, proxy))
+            docs = _CountingDocs({"book/manifest.json": behind})
+            with servers.serve_json(docs) as address:
+                url = f"{address}/book/manifest.json"
+                report = build_dataset([url], out, workers=2)
+                assert docs.asked == {"book/manifest.json": 1}
+                info_asked = stats["info"]
+                build_dataset([url], tmp_path / "again.zip", workers=2)
+                assert docs.asked == {"book/manifest.json": 2}
+    picture_pages = {int(r["page"]) for r in _rows(out, "metadata.jsonl")}
+    assert report.pages == 12 and picture_pages
+    assert len(picture_pages) <= info_asked < 12

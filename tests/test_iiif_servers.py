@@ -133,7 +133,7 @@ def test_flaky_fails_in_turn_and_passes_the_rest(iip_base: str) -> None:
         assert fetch(f"{base}/{STEMS[1]}/full/max/0/default.jpg")[0] == 503
         assert fetch(f"{base}/no_such_page/info.json")[0] == 404  # upstream's answer, passed
         assert stats == {"requests": 14, "passed": 9, "429": 2, "503": 1, "dropped": 1,
-                         "dead": 1}
+                         "dead": 1, "info": 13}
 
 
 def check_v2(doc: dict, base: str) -> list[tuple[str, str, int, int]]:

@@ -17,6 +17,9 @@ import io
 import json
 import math
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -33,6 +36,9 @@ from archive.resize import crop_px
 MAX_DEPTH = 3  # collections within collections: libraries nest one or two deep
 MAX_MANIFEST_BYTES = 32 << 20  # the biggest shared manifest (920 canvases) is 1.5 MB
 NOT_FETCHED = "image not fetched"  # a page's reason that --resume fetches again
+_fetched: dict[str, Book | Collection] = {}  # URL -> document, while a build keeps them
+_keeping = 0  # builds running in this process (``kept_documents``)
+_keeping_lock = threading.Lock()
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # URL path parts that name no book: what is left names the source
 _GENERIC = {"manifest", "manifest.json", "iiif", "presentation", "v2", "v3", "2", "3",
@@ -60,16 +66,57 @@ def source_stem(address: str) -> str:
 
 
 def read_document(address: str) -> Book | Collection:
-    """A manifest or a collection, from its URL (through the safe fetcher) or a file."""
+    """A manifest or a collection, from its URL (through the safe fetcher) or a file.
+
+    Inside ``kept_documents`` (a build) a URL's document is fetched once: the build's
+    worker processes, forked after the build read it, open the same book from memory (a
+    big library's manifest is megabytes: three fetches and parses at 2 workers)."""
     if is_url(address):
-        data = _get(address, MAX_MANIFEST_BYTES)
-        return loads(data, name=source_stem(address) + ".json")
+        if _keeping and address in _fetched:
+            from archive.iiif import http
+
+            http.check_url(address)  # judged again: the setting, or the host's DNS, may differ
+            return _fetched[address]
+        doc = loads(_get(address, MAX_MANIFEST_BYTES), name=source_stem(address) + ".json")
+        if _keeping:
+            _fetched[address] = doc
+        return doc
     path = Path(address)
     if not path.is_file():
         raise ArchiveError(f"{path}: no such file", code="no_file", name=path.name)
     if path.stat().st_size == 0:
         raise ArchiveError(f"{path.name}: the file is empty", code="empty", name=path.name)
     return loads(path.read_bytes(), name=path.name)
+
+
+@contextmanager
+def kept_documents() -> Iterator[None]:
+    """While a build runs, each manifest it reads is fetched once (``read_document``);
+    outside one, every read fetches: a curator may have just mended the manifest."""
+    global _keeping
+    with _keeping_lock:
+        _keeping += 1
+    try:
+        yield
+    finally:
+        with _keeping_lock:
+            _keeping -= 1
+            if not _keeping:
+                _fetched.clear()
+
+
+def kept() -> dict[str, Book | Collection]:
+    """The documents this build has read, for its spawned workers (``keep``)."""
+    return dict(_fetched)
+
+
+def keep(documents: dict[str, Book | Collection]) -> None:
+    """In a build's spawned worker process: its build's documents, read from memory for
+    the process's life (it lives as long as the build); a forked one inherits them."""
+    global _keeping
+    with _keeping_lock:
+        _keeping += 1
+        _fetched.update(documents)
 
 
 def manifests(address: str, depth: int = 0) -> list[tuple[str, Book]]:
@@ -140,7 +187,9 @@ class IIIFBook:
         if not (canvas.image_url or canvas.service):
             raise BadPage("canvas without an image")
         try:
-            service = _described(canvas.service)
+            service = canvas.service
+            if not _sized_by_resource(canvas):
+                service = _described(service)
             width, height = _full_size(canvas, service)
             page = IIIFPage(index, canvas, service, width, height, origin(self.book, canvas))
             page.preview = page.whole_at(_preview_width(width, height, preview_side))
@@ -210,6 +259,7 @@ class IIIFPage:
         return self._urls.get(tuple(box)) or self._urls.get(None) or self.canvas.image_url or ""
 
     def _regions(self, boxes: list[tuple[float, ...]], nw: int, nh: int) -> np.ndarray:
+        self._describe()
         arr = np.zeros((nh, nw, 3), np.uint8)
         for box in boxes:
             x0, y0, x1, y1 = crop_px((nw, nh), box)  # as crop_array cuts it
@@ -221,6 +271,15 @@ class IIIFPage:
             part = _decoded(_get(url), x1 - x0, fx1 - fx0, fy1 - fy0)
             arr[y0:y1, x0:x1] = _fitted(part, x1 - x0, y1 - y0)
         return arr
+
+
+    def _describe(self) -> None:
+        """The service's own size and limits, read from its info.json before a region is
+        cut in its pixels: the preview needed only the image resource's size
+        (``_sized_by_resource``), so a text page never asks for it."""
+        if self.service is not None and not image_api.full_size(self.service):
+            self.service = _described(self.service)
+            self.width, self.height = _full_size(self.canvas, self.service)
 
 
 def origin(book: Book, canvas: Canvas) -> dict:
@@ -258,6 +317,19 @@ def _described(service: ImageService | None) -> ImageService | None:
     # the address the manifest gave, which this client reached: an info.json may name
     # the server's inside host, or http for https
     return replace(info, id=service.id)
+
+
+def _sized_by_resource(canvas: Canvas) -> bool:
+    """Whether a page's preview can be asked for before its info.json: a service that
+    names its version and a level that cuts sizes and regions (>= 1; a silent one may be
+    1.1, whose URLs differ), and the image resource's own pixel size in the manifest (the
+    same as the service's on every shared manifest that gives both). Only pages with
+    pictures then ask for the info.json, when their regions are cut: about one in three
+    of a book's pages, not each."""
+    service = canvas.service
+    return (service is not None and service.stated and service.level >= 1
+            and not image_api.full_size(service)
+            and bool(canvas.image_width and canvas.image_height))
 
 
 def _full_size(canvas: Canvas, service: ImageService | None) -> tuple[int, int]:

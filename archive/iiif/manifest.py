@@ -56,6 +56,9 @@ class ImageService:
     max_width: int | None = None
     max_height: int | None = None
     max_area: int | None = None
+    # the version and level as the service object names them, not defaults: a URL can be
+    # built before its info.json is read (``archive.iiif.book._sized_by_resource``)
+    stated: bool = False
 
 
 @dataclass(frozen=True)
@@ -302,7 +305,8 @@ def service_from_json(raw: dict) -> ImageService:
         id=_service_id(raw), version=_service_version(raw), level=_service_level(profiles),
         width=_int(raw.get("width")), height=_int(raw.get("height")),
         sizes=_sizes(raw.get("sizes")), max_width=limits["maxWidth"],
-        max_height=limits["maxHeight"], max_area=limits["maxArea"])
+        max_height=limits["maxHeight"], max_area=limits["maxArea"],
+        stated=_says_version(raw) and _level_named(profiles) is not None)
 
 
 def _service_id(raw: dict) -> str:
@@ -328,11 +332,29 @@ def _service_version(raw: dict) -> str:
 
 
 def _service_level(profiles: list) -> int:
+    match = _level_named(profiles)
+    return int(match.group(1)) if match else DEFAULT_LEVEL
+
+
+def _level_named(profiles: list) -> re.Match | None:
     for profile in profiles:
         match = _LEVEL.search(profile) if isinstance(profile, str) else None
         if match:
-            return int(match.group(1))
-    return DEFAULT_LEVEL
+            return match
+    return None
+
+
+def _says_version(raw: dict) -> bool:
+    """Whether the service object names one Image API version (by its type, context or a
+    versioned profile, all that it gives agreeing) rather than none (``DEFAULT_VERSION``)
+    or two (a 1.1 profile on an "ImageService2": its info.json says which)."""
+    named = {_TYPE_VERSION[str(t)] for t in _as_list(raw.get("@type") or raw.get("type"))
+             if str(t) in _TYPE_VERSION}
+    context = json.dumps(raw.get("@context", ""))
+    profiles = " ".join(p for p in _as_list(raw.get("profile")) if isinstance(p, str))
+    named |= {v for mark, v in _CONTEXT_VERSION if mark in context}
+    named |= {v for mark, v in _PROFILE_VERSION if mark in profiles}
+    return len(named) == 1
 
 
 def _sizes(value: Any) -> tuple[tuple[int, int], ...]:
