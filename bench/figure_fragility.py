@@ -4,7 +4,7 @@
 
 The held-out scans differ from the shared ones, so a constant set where a 20% change
 already moves the numbers is one a new library's scans may push over. Every numeric
-constant of the finder's modules (and each ``PARAMS`` entry) is scaled by each factor in
+field of the finder's typed configs (and each ``PARAMS`` entry) is scaled by each factor in
 turn (an integer moves one step at least, a share stays under 1), and the finder runs
 again on every labelled page: the early books as published and made five other ways
 (``bench.figure_robustness``: lighter, low contrast, cool white balance, skew 1.5°,
@@ -21,18 +21,17 @@ measured). About 25 s a change on one core.
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib
+import dataclasses
+import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
 from archive import figures as F
+from archive.figures.config import STAGES
 from bench import composites, scans
 from bench.figure_eval import (
     DATA,
@@ -46,10 +45,9 @@ from bench.figure_eval import (
 )
 from bench.figure_robustness import rescan, scan_preview, truth_as
 
-MODULES = ("page_ink", "ornaments", "verdicts", "picture_frames", "picture_boxes", "figures",
-           "page_extent", "text_rhythm", "colour_ink", "ring_stamps", "charts", "second_look")
-SKIP = {"PREVIEW_SIDE", "_MIN_SIDE", "DEFAULT_MIN_AREA", "THRESHOLD", "REVIEW_FLOOR",
-        "WHOLE"}  # not rules: what the reader shows, a curator's knobs, the whole page
+# not rules: what the reader shows, a curator's knobs
+SKIP = {("finder", "preview_side"), ("finder", "default_min_area"), ("finder", "threshold"),
+        ("finder", "review_floor")}
 EARLY_WAYS = ("as published", "lighter (gamma 0.6)", "low contrast", "cool white balance",
               "skew 1.5 deg", "turned a quarter")
 NUMBERS = ("recall2", "median_iou", "precision", "text_clean")
@@ -88,33 +86,22 @@ def numbers(sets: Sets, found: dict[str, list[tuple[Box, ...]]]) -> dict[str, di
             for name, pages in sets.items()}
 
 
-def constants() -> Iterator[tuple[ModuleType | dict, str, object]]:
-    """(where it lives, its name, its value): the numbers and tuples of numbers each module
-    sets itself (not those it imports), then ``PARAMS``."""
-    for name in MODULES:
-        module = importlib.import_module(f"archive.{name}")
-        for key in _assigned(module):
-            value = getattr(module, key)
-            if key in SKIP or not key.isupper() or isinstance(value, bool):
+def constants() -> Iterator[tuple[str, str, object]]:
+    """(stage, field, value): every number and tuple of numbers in the finder's typed
+    configs (``archive.figures.config.STAGES``), then each ``PARAMS`` entry (stage
+    "PARAMS")."""
+    for stage, config in STAGES.items():
+        for f in dataclasses.fields(config):
+            value = getattr(config, f.name)
+            if (stage, f.name) in SKIP or isinstance(value, bool):
                 continue
             if isinstance(value, (int, float)) or (
                     isinstance(value, tuple) and value
                     and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                             for v in value)):
-                yield module, key, value
+                yield stage, f.name, value
     for key, value in F.PARAMS.items():
-        yield F.PARAMS, key, value
-
-
-def _assigned(module: ModuleType) -> list[str]:
-    """The names a module's own top-level assignments set, in order."""
-    tree = ast.parse(Path(module.__file__).read_text())
-    names = []
-    for node in tree.body:
-        for target in getattr(node, "targets", []):
-            names += [t.id for t in (target.elts if isinstance(target, ast.Tuple) else [target])
-                      if isinstance(t, ast.Name)]
-    return names
+        yield "PARAMS", key, value
 
 
 def scaled(value: object, factor: float) -> object:
@@ -130,17 +117,21 @@ def scaled(value: object, factor: float) -> object:
     return value * factor
 
 
-def put(where: ModuleType | dict, key: str, value: object) -> None:
-    """Set a constant wherever the finder reads it: its module, and every finder module
-    that imported the same object under the same name."""
-    if isinstance(where, dict):
-        where[key] = value
+def put(stage: str, key: str, value: object) -> None:
+    """Set a constant wherever the finder reads it: a ``PARAMS`` entry in place; a config
+    field by a changed copy of its stage's config, bound wherever the finder's modules
+    hold the one it replaces (a value a module copied at import, such as a table of
+    angles worked out once, is not moved)."""
+    if stage == "PARAMS":
+        F.PARAMS[key] = value
         return
-    old = getattr(where, key)
-    for name in MODULES:
-        module = importlib.import_module(f"archive.{name}")
-        if getattr(module, key, None) is old:
-            setattr(module, key, value)
+    old = STAGES[stage]
+    new = dataclasses.replace(old, **{key: value})
+    for module in [m for name, m in sys.modules.items() if name.startswith("archive.figures")]:
+        for attr, held in list(vars(module).items()):
+            if held is old:
+                setattr(module, attr, new)
+    STAGES[stage] = new
 
 
 def main() -> None:
@@ -159,8 +150,8 @@ def main() -> None:
         print(f"  {name:32s} " + " / ".join(f"{s[k]:.3f}" for k in NUMBERS))
     todo = [(w, k, v) for w, k, v in constants() if not args.only or k in args.only]
     edges: list[tuple[float, str]] = []
-    for where, key, value in tqdm(todo, desc="constants", unit="constant"):
-        owner = "PARAMS" if isinstance(where, dict) else where.__name__.split(".")[-1]
+    for owner, key, value in tqdm(todo, desc="constants", unit="constant"):
+        where = owner
         for factor in args.factors:
             changed = scaled(value, factor)
             put(where, key, changed)

@@ -20,27 +20,13 @@ import cv2
 import numpy as np
 
 from archive.figures import levels
+from archive.figures.config.ink import INK as C
+from archive.figures.config.units import UNITS
 
 Box = tuple[int, int, int, int]
-CHROMA = 12.0  # Lab distance from the paper's colour of coloured ink
-# A stamp's thin lines, shrunk to the preview, mix with the paper and the print under
-# them: most of its pixels are paler than that. Its shape and one hue tell it apart, so
-# it is looked for in the paler ink, its strokes closed over by three text heights.
-PALE = 7.0
-STAMP_CLOSE = 3.0
-PAPER_HUE = 35.0  # degrees: ink that far from the paper's own tint at most is brown, a stain
-ONE_HUE = 0.85  # mean resultant length of a stamp's hue angles (1: a single hue)
-# most share of a stamp's blob outside its box's inscribed ellipse (a square: 0.21; the
-# BnF's red stamp half over a printed rule, at the image's corner: 0.10-0.12)
-OUTSIDE_ELLIPSE = 0.125
-# most share of a stamp's box in vivid ink (CHROMA from the paper): a stamp's ink is pale
-# lines, vivid over 0.23 of its box at most (real stamps 0.00-0.14, the composites' up to
-# 0.23); a painted initial's ground is vivid over 0.42
-STAMP_VIVID = 0.3
-MIN_GLYPHS = 3  # separate shapes in a run of coloured ink that make it a line of text
 
 
-def coloured(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA
+def coloured(rgb: np.ndarray, paper: np.ndarray, chroma: float = C.chroma
              ) -> tuple[np.ndarray, np.ndarray]:
     """Mask of coloured ink, and every pixel's a/b offset from the paper (int16, 2 x H x W).
 
@@ -59,23 +45,25 @@ def coloured(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA
     off2 = ab[0] * ab[0] + ab[1] * ab[1]
     tint2 = pa * pa + pb * pb
     own = np.sqrt((a * a + b * b).astype(np.float32))
-    mask = ((off2 >= chroma * chroma) & (own >= np.sqrt(tint2) + 5)
-            & (lab[..., 0] <= levels.quantile(lab[..., 0][paper], 0.5) - 8))
-    if tint2 >= 25:  # a tinted paper: ink that only deepens its tint is brown, or a stain
+    mask = ((off2 >= chroma * chroma) & (own >= np.sqrt(tint2) + C.colour_saturated)
+            & (lab[..., 0] <= levels.quantile(lab[..., 0][paper], 0.5) - C.colour_darker))
+    if tint2 >= C.paper_tint * C.paper_tint:  # tinted paper: deepening its tint is a stain
         cos = (ab[0] * pa + ab[1] * pb) / np.sqrt(np.maximum(1, off2 * tint2).astype(np.float32))
-        mask &= cos <= np.cos(np.radians(PAPER_HUE))
+        mask &= cos <= np.cos(np.radians(C.paper_hue))
     return mask, ab
 
 
 def vivid(mask: np.ndarray, ab: np.ndarray) -> np.ndarray:
-    """The part of a ``coloured(..., chroma=PALE)`` mask that is CHROMA from the paper."""
-    return mask & (ab[0] * ab[0] + ab[1] * ab[1] >= CHROMA * CHROMA)
+    """The part of a ``coloured(..., chroma=INK.pale)`` mask that is ``INK.chroma`` from the
+    paper."""
+    return mask & (ab[0] * ab[0] + ab[1] * ab[1] >= C.chroma * C.chroma)
 
 
-def has_colour(rgb: np.ndarray, paper: np.ndarray, chroma: float = CHROMA) -> bool:
-    """Whether a page carries any coloured ink at all, from every fourth pixel each way:
-    most pages are black on paper, and they skip the rest."""
-    return bool(coloured(rgb[::4, ::4], paper[::4, ::4], chroma)[0].mean() >= 0.0005)
+def has_colour(rgb: np.ndarray, paper: np.ndarray, chroma: float = C.chroma) -> bool:
+    """Whether a page carries any coloured ink at all, from every fourth pixel each way
+    (``INK.colour_sample``): most pages are black on paper, and they skip the rest."""
+    s = C.colour_sample
+    return bool(coloured(rgb[::s, ::s], paper[::s, ::s], chroma)[0].mean() >= C.colour_least)
 
 
 def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
@@ -83,19 +71,21 @@ def stamps(mask: np.ndarray, ab: np.ndarray, th: float) -> list[Box]:
     if not mask.any():
         return []
     h, w = mask.shape
-    k = max(3, int(round(STAMP_CLOSE * th)) | 1)
+    k = max(C.least_kernel, int(round(C.stamp_close * th)) | 1)
     blobs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
     contours, _h = cv2.findContours(blobs, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    least, largest = C.stamp_least * th, C.stamp_largest * max(h, w)
+    squat, tall, most_vivid = C.stamp_aspect_least, C.stamp_aspect_most, C.stamp_vivid
     out = []
     for c in contours:
         x, y, bw, bh = cv2.boundingRect(c)
-        if min(bw, bh) < 5 * th or max(bw, bh) > 0.3 * max(h, w) or not 0.6 <= bw / bh <= 1.7:
+        if min(bw, bh) < least or max(bw, bh) > largest or not squat <= bw / bh <= tall:
             continue
         filled = np.zeros((bh, bw), np.uint8)
         cv2.drawContours(filled, [c], -1, 1, thickness=cv2.FILLED, offset=(-x, -y))
         ink = mask[y:y + bh, x:x + bw] & (filled > 0)
         box_ab = ab[:, y:y + bh, x:x + bw]
-        painted = float(vivid(ink, box_ab).mean()) > STAMP_VIVID
+        painted = float(vivid(ink, box_ab).mean()) > most_vivid
         cut = (x == 0, y == 0, x + bw == w, y + bh == h)
         if not painted and _oval(filled > 0, cut) and _one_hue(box_ab[:, ink]):
             out.append((x, y, x + bw, y + bh))
@@ -107,7 +97,7 @@ def _one_hue(ab: np.ndarray) -> bool:
     if not ab.size:
         return False
     angle = np.arctan2(ab[1], ab[0])
-    return float(np.hypot(np.cos(angle).mean(), np.sin(angle).mean())) >= ONE_HUE
+    return float(np.hypot(np.cos(angle).mean(), np.sin(angle).mean())) >= C.one_hue
 
 
 def _oval(blob: np.ndarray, cut: tuple[bool, bool, bool, bool] = (False,) * 4) -> bool:
@@ -124,8 +114,8 @@ def _oval(blob: np.ndarray, cut: tuple[bool, bool, bool, bool] = (False,) * 4) -
 
 def _fills(blob: np.ndarray, ellipse: np.ndarray) -> bool:
     area = float(blob.sum())
-    return (float(blob[~ellipse].sum()) <= OUTSIDE_ELLIPSE * area
-            and float(blob[ellipse].sum()) >= 0.65 * float(ellipse.sum()))
+    return (float(blob[~ellipse].sum()) <= C.outside_ellipse * area
+            and float(blob[ellipse].sum()) >= C.ellipse_filled * float(ellipse.sum()))
 
 
 def _fitted_ellipse(blob: np.ndarray, cut: tuple[bool, bool, bool, bool]) -> np.ndarray | None:
@@ -137,18 +127,18 @@ def _fitted_ellipse(blob: np.ndarray, cut: tuple[bool, bool, bool, bool]) -> np.
     keep = np.ones(len(pts), bool)
     for side, (axis, at) in zip(cut, ((0, 0), (1, 0), (0, w - 1), (1, h - 1)), strict=True):
         if side:
-            keep &= np.abs(pts[:, axis] - at) > 1
-    if keep.sum() < 12:
+            keep &= np.abs(pts[:, axis] - at) > C.cut_edge
+    if keep.sum() < C.fit_points:
         return None
     (cx, cy), (a, b), angle = cv2.fitEllipse(pts[keep].astype(np.float32))
-    if not min(a, b) > 0 or max(a, b) > 1.7 * min(a, b):
+    if not min(a, b) > 0 or max(a, b) > C.stamp_aspect_most * min(a, b):
         return None
     # where no edge cut the blob, its box is the ellipse's: a square's sides fit one
     # that bulges past them
     t = np.radians(angle)
     half_w = np.hypot(a / 2 * np.cos(t), b / 2 * np.sin(t))
     half_h = np.hypot(a / 2 * np.sin(t), b / 2 * np.cos(t))
-    tol = max(2.0, 0.05 * max(h, w))
+    tol = max(C.fit_overhang_least, C.fit_overhang * max(h, w))
     past = (-(cx - half_w), -(cy - half_h), cx + half_w - (w - 1), cy + half_h - (h - 1))
     if any(not side and over > tol for side, over in zip(cut, past, strict=True)):
         return None
@@ -165,14 +155,14 @@ def rubrics(mask: np.ndarray, th: float) -> np.ndarray:
     """
     if not mask.any():
         return np.zeros_like(mask)
-    k = max(3, int(round(1.5 * th)))
+    k = max(C.least_kernel, int(round(C.rubric_close * th)))
     runs = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((1, k), np.uint8))
     n, lab, stats, _c = cv2.connectedComponentsWithStats(runs, connectivity=8)
-    line = ((stats[:, 3] <= 2.5 * th) & (stats[:, 3] >= 0.5 * th) & (stats[:, 2] >= 5 * th)
-            & (stats[:, 2] >= 3 * stats[:, 3]))
+    line = ((stats[:, 3] <= UNITS.glyph_h * th) & (stats[:, 3] >= C.rubric_least_h * th)
+            & (stats[:, 2] >= C.rubric_least_w * th) & (stats[:, 2] >= C.rubric_long * stats[:, 3]))
     line[0] = False
     if line.any():  # glyphs: a line of text is several shapes, a rule one
         g, glab = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
         pairs = np.unique(np.stack([lab[mask], glab[mask]]), axis=1)
-        line &= np.bincount(pairs[0], minlength=n) >= MIN_GLYPHS
+        line &= np.bincount(pairs[0], minlength=n) >= C.rubric_glyphs
     return line[lab]

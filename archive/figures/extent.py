@@ -28,7 +28,10 @@ How, on the reader's small preview:
    page on white), the extent is the whole image.
 5. What lies on the background (a chart, a label, the facing page) is listed too, so a
    curator can see what was left out: patches outside the page unlike the background.
-   More than a few of them (``MAX_BESIDE``) say the image is a page of its own layout.
+   More than a few of them (``EXTENT.max_beside``) say the image is a page of its own
+   layout.
+
+The constants are ``config.extent.EXTENT``'s, each with where it was measured.
 """
 
 from __future__ import annotations
@@ -40,47 +43,11 @@ import numpy as np
 from PIL import Image
 
 from archive.figures import components, levels
+from archive.figures.config.extent import EXTENT as C
+from archive.figures.config.units import UNITS
 
 Box = tuple[float, float, float, float]
 WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
-_WORK_SIDE = 160  # px of the long side the extent is found at: 0.6% of the side is enough
-_MIN_SIDE = 16
-# Beside a page on a scanner's bed lie a few things: the facing page, a colour chart (its
-# patches apart), a label, a ruler, a stamp; at most 7 in the library-scan composites, 4
-# on the early books. A "page" with more things around it is a patch of a diagram or a
-# photograph that fills the image, and the image is the page.
-MAX_BESIDE = 8
-# A dark strip on both sides of the page, fading in (rising less than this share of the
-# page's level across its edge), is the light falling off, not two facing pages: on the
-# early books as published the smallest step of a facing page cut on one side is 0.037,
-# and no page has both sides cut with steps under 0.1.
-LAMP_STEP = 0.1
-# A facing-page cut never runs through a picture: a run of rows (this share of the page's
-# side) darker than this share of the paper on both sides of the cut is one.
-PICTURE_DARK, PICTURE_ROWS = 0.75, 0.05
-ACROSS = 0.03  # of the side, either way of a cut: where the two rules above look
-# a patch of the paper's tone this big against the largest, sharing its sides, is a piece
-# of the same page that a picture cut off
-PIECE = 0.25
-# A white page on a pale card: the page is within BRIGHT levels of its brightest tone,
-# and its edge steps up from the card by EDGE_STEP of that tone within 5 px at 160 px
-BRIGHT, EDGE_STEP = 6, 0.04
-# A paper tone on the rim that does not fill the image is a card round the page, or the
-# margin round a picture that fills the page (a frontispiece). A page on a card, darker
-# than the card, is one solid patch of its paper (text is closed over): 0.67-0.99 of its
-# box on the shared sets. A frontispiece's mid-tones are scattered over the picture
-# (0.14-0.32), and are no page: the image is.
-SOLID = 0.5
-# A paper patch under a fifth of the image is a page only on a bed: the rest of the image
-# within BED_EVEN levels of its median on BED_SHARE of it, and BED_DARKER levels darker
-# than the paper (a bed of cloth or card; a chart and a label on it are a few percent)
-BED_DARKER, BED_EVEN, BED_SHARE = 60, 20, 0.8
-# Print never runs across a facing-page cut (the facing page meets the page at its edge):
-# print is strokes PRINT_DARK darker than the closed page round them (12 levels at least,
-# so print in a shadow counts and the shadow does not); a line along the cut EDGE_LINE of
-# the side long is the page's edge, not print
-EDGE_LINE, PRINT_DARK = 0.1, 0.12
-DARK = 60  # levels under this are a cloth or a cover, never paper
 
 
 @dataclass(frozen=True)
@@ -100,10 +67,10 @@ def page_extent(img: Image.Image) -> Box:
 def find(pixels: np.ndarray) -> Extent:
     """The page extent of a uint8 RGB (or grey) array, and what lies outside it."""
     h, w = pixels.shape[:2]
-    if min(h, w) < _MIN_SIDE:
+    if min(h, w) < UNITS.min_side:
         return Extent(WHOLE)
-    f = _WORK_SIDE / max(h, w)
-    if f < 0.75:
+    f = C.work_side / max(h, w)
+    if f < C.shrink_under:
         pixels = cv2.resize(pixels, (max(1, round(w * f)), max(1, round(h * f))),
                             interpolation=cv2.INTER_AREA)
     if pixels.ndim == 2:
@@ -113,7 +80,7 @@ def find(pixels: np.ndarray) -> Extent:
     found = _paper_patch(lab) or (0, 0, w, h)
     box = _without_facing_page(lab[..., 0], found, _print(pixels, lab[..., 0]))
     beside = _outside(lab, box)
-    if len(beside) > MAX_BESIDE:  # a layout of its own (a diagram, a photo), not a scan bed
+    if len(beside) > C.max_beside:  # a layout of its own (a diagram, a photo), not a scan bed
         return Extent(WHOLE)
     x0, y0, x1, y1 = box
     return Extent((x0 / w, y0 / h, x1 / w, y1 / h),
@@ -123,25 +90,26 @@ def find(pixels: np.ndarray) -> Extent:
 def _outside(lab: np.ndarray, box: tuple[int, int, int, int]
              ) -> list[list[tuple[int, int, int, int]]]:
     """Things on the background: patches outside the page unlike the background's colour
-    (the median of the image's outer rim), each 0.2% of the image or more, each as its
-    pieces on the page's four sides (``_sides``)."""
+    (the median of the image's outer rim), each ``beside_least`` of the image (0.2%) or
+    more, each as its pieces on the page's four sides (``_sides``)."""
     h, w = lab.shape[:2]
     x0, y0, x1, y1 = box
     if (x0, y0, x1, y1) == (0, 0, w, h):
         return []
     bg = np.median(_rim(lab), axis=0).astype(np.int16)
-    diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > 40
+    diff = np.abs(lab.astype(np.int16) - bg).sum(axis=2) > C.beside_diff
     diff[y0:y1, x0:x1] = False
-    mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, _opening())
     n, labels, stats, _c = components.with_stats(mask, connectivity=8)
-    return [_sides(labels == i, box) for i in range(1, n) if stats[i, 4] >= 0.002 * h * w]
+    least = C.beside_least * h * w
+    return [_sides(labels == i, box) for i in range(1, n) if stats[i, 4] >= least]
 
 
 def _sides(thing: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
     """A thing's boxes above, below, left and right of the page: one strip that runs
     round the page's corner (a shadow down its side and under it) boxed whole takes in
     the page (Moreno 285_1: 95% of it). Its biggest piece at least, and any other piece
-    of 20% of it or more."""
+    of ``beside_piece`` of it (20%) or more."""
     h, w = thing.shape
     x0, y0, x1, y1 = box
     pieces = []
@@ -151,58 +119,66 @@ def _sides(thing: np.ndarray, box: tuple[int, int, int, int]) -> list[tuple[int,
             pieces.append((len(xs), (sx0 + int(xs.min()), sy0 + int(ys.min()),
                                      sx0 + int(xs.max()) + 1, sy0 + int(ys.max()) + 1)))
     most = max(n for n, _b in pieces)
-    return [b for n, b in pieces if n >= 0.2 * most]
+    return [b for n, b in pieces if n >= C.beside_piece * most]
 
 
 def _rgb(img: Image.Image) -> np.ndarray | None:
     """The image as uint8 RGB; None when too small to hold a layout."""
-    if img.width < _MIN_SIDE or img.height < _MIN_SIDE:
+    if img.width < UNITS.min_side or img.height < UNITS.min_side:
         return None
     return np.asarray(img if img.mode == "RGB" else img.convert("RGB"))
 
 
 def _closed_lab(rgb: np.ndarray) -> np.ndarray:
-    """Lab of the image with dark strokes narrower than 1/48 of its side closed over."""
+    """Lab of the image with dark strokes narrower than 1/``close_per_side`` (1/48) of its
+    side closed over."""
     h, w = rgb.shape[:2]
-    k = max(3, (max(h, w) // 48) | 1)
+    k = max(C.close_least_px, (max(h, w) // C.close_per_side) | 1)
     closed = cv2.morphologyEx(rgb, cv2.MORPH_CLOSE,
                               cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
     return cv2.cvtColor(closed, cv2.COLOR_RGB2LAB)
 
 
 def _paper_levels(light: np.ndarray, lit: bool = False) -> list[int]:
-    """Lightness levels that are a local peak of the histogram and hold 5% of the pixels
-    (the four that hold most); with ``lit``, 5% of those not dark (a small page on a dark
-    bed, ``_paper_patch``).
+    """Lightness levels that are a local peak of the histogram and hold ``tone_share`` of
+    the pixels (5%; the ``tones_kept`` that hold most); with ``lit``, that share of those
+    not dark (a small page on a dark bed, ``_paper_patch``).
 
     Very dark levels are never paper: a cloth or a cover is what they are.
     """
     hist = np.bincount(light.ravel(), minlength=256).astype(np.float64)
-    of = max(1.0, float(hist[DARK:].sum())) if lit else light.size
-    mass = np.convolve(hist, np.ones(17), "same") / of
-    smooth = np.convolve(hist, np.ones(5) / 5, "same")
-    # each level's neighbourhood max (4 either side) at once: a loop of 194 slices cost
-    # 0.6 ms a page
+    of = max(1.0, float(hist[C.dark:].sum())) if lit else light.size
+    mass = np.convolve(hist, np.ones(C.tone_mass_levels), "same") / of
+    smooth = np.convolve(hist, np.ones(C.tone_smooth_levels) / C.tone_smooth_levels, "same")
+    # each level's neighbourhood max (tone_peak_reach either side) at once: a loop of 194
+    # slices cost 0.6 ms a page
+    reach = C.tone_peak_reach
     around = np.lib.stride_tricks.sliding_window_view(
-        np.pad(smooth, 4, constant_values=-np.inf), 9).max(axis=1)
-    tones = np.arange(DARK, 254)
-    peaks = tones[(smooth[tones] >= around[tones]) & (mass[tones] >= 0.05)].tolist()
-    return sorted(sorted(peaks, key=lambda v: -mass[v])[:4])  # the four commonest
+        np.pad(smooth, reach, constant_values=-np.inf), 2 * reach + 1).max(axis=1)
+    tones = np.arange(C.dark, C.tone_top)
+    peaks = tones[(smooth[tones] >= around[tones]) & (mass[tones] >= C.tone_share)].tolist()
+    return sorted(sorted(peaks, key=lambda v: -mass[v])[:C.tones_kept])  # the commonest
 
 
 def _near(lab: np.ndarray, level: float) -> np.ndarray:
-    """Pixels of that paper's colour: a little lighter, or up to 30% darker (lighting, foxing),
-    and of its hue (a cream page is not a white card, nor a grey one)."""
+    """Pixels of that paper's colour: a little lighter, or up to 30% darker (lighting, foxing:
+    ``paper_darker``), and of its hue (a cream page is not a white card, nor a grey one)."""
     light = lab[..., 0]
-    near = (light >= level - 8) & (light <= level + 8)
+    near = (light >= level - C.hue_band) & (light <= level + C.hue_band)
     a, b = levels.quantile(lab[..., 1][near], 0.5), levels.quantile(lab[..., 2][near], 0.5)
-    chroma = float(np.hypot(a - 128, b - 128))
-    tol = max(8.0, 0.6 * chroma)
+    chroma = float(np.hypot(a - 128, b - 128))  # 128: a and b's neutral in 8-bit Lab
+    tol = max(C.hue_tol_least, C.hue_tol_chroma * chroma)
     da = lab[..., 1].astype(np.int16) - a
     db = lab[..., 2].astype(np.int16) - b
-    mask = ((light >= 0.7 * level) & (light <= 1.1 * level + 8)
+    mask = ((light >= C.paper_darker * level)
+            & (light <= C.paper_lighter * level + C.paper_lighter_levels)
             & (da * da + db * db <= tol * tol)).astype(np.uint8)
-    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _opening())
+
+
+def _opening() -> np.ndarray:
+    """The square every paper and outside mask is opened with (``open_px``): specks go."""
+    return np.ones((C.open_px, C.open_px), np.uint8)
 
 
 def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -210,10 +186,12 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
 
     A tone that is the image's rim is the background (a white or grey card), a frame
     around the page, not its paper; unless it fills the image, which the page then
-    does. A patch under a fifth of the image is no page (a page that is all picture): the
-    whole image is safer than a guess, unless what lies round it is a bed (``_on_bed``).
-    A page under about a sixth of a dark bed holds no tone in 5% of the image, and its
-    tones are read among what is lit; a patch of one is a page only on a bed.
+    does. A patch under a fifth of the image (``page_least``) is no page (a page that is
+    all picture): the whole image is safer than a guess, unless what lies round it is a
+    bed (``_on_bed``). A page under about a sixth of a dark bed holds no tone in 5% of the
+    image, and its tones are read among what is lit; a patch of one is a page only on a
+    bed. A darker tone's patch inside a rim-tone card must be solid paper
+    (``margin_page_solid``): a frontispiece's mid-tones are scattered over the picture.
     """
     h, w = lab.shape[:2]
     best: tuple[int, tuple[int, int, int, int]] | None = None
@@ -228,24 +206,25 @@ def _paper_patch(lab: np.ndarray) -> tuple[int, int, int, int] | None:
             continue
         x, y, bw, bh, a = patch
         if _on_rim(mask):
-            if a >= 0.6 * bw * bh:  # not a frame around a page: the paper fills the image
+            if a >= C.paper_solid * bw * bh:  # not a frame around a page: it fills the image
                 return _brighter_page(lab, tones[-1])
             card = max(card, level)
             continue
-        if level < card and a < SOLID * bw * bh:
+        if level < card and a < C.margin_page_solid * bw * bh:
             continue
         if best is None or bw * bh >= best[0]:  # ties to the darker tone
             best = (bw * bh, (x, y, x + bw, y + bh))
-    if best is None or best[0] >= 0.98 * w * h:
+    if best is None or best[0] >= C.patch_whole * w * h:
         return None
-    if (small or best[0] < 0.2 * w * h) and not _on_bed(lab[..., 0], best[1]):
+    if (small or best[0] < C.page_least * w * h) and not _on_bed(lab[..., 0], best[1]):
         return None
     return best[1]
 
 
 def _on_bed(light: np.ndarray, box: tuple[int, int, int, int]) -> bool:
     """A small page on a copy stand's bed (a small book under a camera set for larger
-    ones): round the paper, the image is one even tone much darker than it. A slide or a
+    ones): round the paper, the image is one even tone much darker than it (``bed_even``,
+    ``bed_share``, ``bed_darker``). A slide or a
     poster whose largest paper-like patch is small has its own print round it (on the
     shared sets: even on 0.18-0.54 of it, or no darker than the patch)."""
     x0, y0, x1, y1 = box
@@ -256,8 +235,8 @@ def _on_bed(light: np.ndarray, box: tuple[int, int, int, int]) -> bool:
         return False
     level = float(np.median(rest))
     paper = float(np.median(light[y0:y1, x0:x1]))
-    even = float((np.abs(rest - level) <= BED_EVEN).mean())
-    return paper - level >= BED_DARKER and even >= BED_SHARE
+    even = float((np.abs(rest - level) <= C.bed_even).mean())
+    return paper - level >= C.bed_darker and even >= C.bed_share
 
 
 def _largest(mask: np.ndarray) -> list[int] | None:
@@ -269,7 +248,7 @@ def _largest(mask: np.ndarray) -> list[int] | None:
 
 def _joined(mask: np.ndarray) -> list[int] | None:
     """The mask's largest 4-connected patch, joined with the patches that share both its
-    sides (within ACROSS of the image's side) and meet it across at most that much: a
+    sides (within ``across`` of the image's side) and meet it across at most that much: a
     picture as wide as the page's paper can cut that paper in two (a roundel whose widest
     row all but touches its plate mark, once a scan is darker), and a half page is not
     the page. x, y, width, height and area (px); None when the mask is empty."""
@@ -277,12 +256,14 @@ def _joined(mask: np.ndarray) -> list[int] | None:
     if n < 2:
         return None
     h, w = mask.shape
-    tol = (max(2, round(ACROSS * w)), max(2, round(ACROSS * h)))
+    tol = (max(C.joined_least_px, round(C.across * w)),
+           max(C.joined_least_px, round(C.across * h)))
     patches = sorted(stats[1:].tolist(), key=lambda s: -s[4])
     x, y, bw, bh, a = patches[0]
     box = [x, y, x + bw, y + bh]
+    piece = C.joined_piece  # a local: read per patch
     for px, py, pw, ph, pa in patches[1:]:
-        if pa < PIECE * a:
+        if pa < piece * a:
             break
         other = (px, py, px + pw, py + ph)
         for along in (0, 1):  # stacked (sharing the sides), then side by side
@@ -303,84 +284,91 @@ def _brighter_page(lab: np.ndarray, level: int) -> tuple[int, int, int, int] | N
 
     The card is near the page's tone (a grey-white, lit unevenly), so the paper mask of
     ``_near`` runs out over it; only the page is as bright as its brightest tone, and a
-    page's edge is a step where a lamp's falloff is a slope (``EDGE_STEP``).
+    page's edge is a step where a lamp's falloff is a slope (``edge_step``).
     """
     h, w = lab.shape[:2]
     light = lab[..., 0]
     # the rim is as bright: no card shows
-    if levels.quantile(_rim(lab)[:, 0], 0.5) >= level - BRIGHT:
+    if levels.quantile(_rim(lab)[:, 0], 0.5) >= level - C.bright_levels:
         return None
-    mask = (_near(lab, level) & (light >= level - BRIGHT)).astype(np.uint8)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = (_near(lab, level) & (light >= level - C.bright_levels)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, _opening())
     patch = _largest(mask)
     if patch is None or _on_rim(mask):
         return None
     x, y, bw, bh, a = patch
-    inset = x >= 0.02 * w and y >= 0.02 * h and x + bw <= 0.98 * w and y + bh <= 0.98 * h
-    if not inset or bw * bh < 0.3 * w * h or a < 0.6 * bw * bh:
+    m, far = C.card_inset, 1 - C.card_inset
+    inset = x >= m * w and y >= m * h and x + bw <= far * w and y + bh <= far * h
+    if not inset or bw * bh < C.card_page_least * w * h or a < C.paper_solid * bw * bh:
         return None  # the card shows all round a page on it: else a panel, a margin line
     box = (x, y, x + bw, y + bh)
     return box if _steps_all_round(light, box, level) else None
 
 
 def _steps_all_round(light: np.ndarray, box: tuple[int, int, int, int], level: int) -> bool:
-    """Whether lightness steps up by EDGE_STEP of ``level`` from 2 px outside each side of
-    ``box`` to 2 px inside it (median along the side), on every side that is not the
-    image's own edge."""
+    """Whether lightness steps up by ``edge_step`` of ``level`` from ``edge_read_px`` (2 px)
+    outside each side of ``box`` to as far inside it (median along the side), on every
+    side that is not the image's own edge."""
     h, w = light.shape
     x0, y0, x1, y1 = box
     f = light.astype(np.float32)
+    r = C.edge_read_px  # the pixel r past the edge line each way: x0 + r and x0 - r - 1
     sides = []
-    if x0 >= 3:
-        sides.append(np.median(f[y0:y1, x0 + 2] - f[y0:y1, x0 - 3]))
-    if x1 <= w - 3:
-        sides.append(np.median(f[y0:y1, x1 - 3] - f[y0:y1, x1 + 2]))
-    if y0 >= 3:
-        sides.append(np.median(f[y0 + 2, x0:x1] - f[y0 - 3, x0:x1]))
-    if y1 <= h - 3:
-        sides.append(np.median(f[y1 - 3, x0:x1] - f[y1 + 2, x0:x1]))
-    return bool(sides) and min(sides) >= EDGE_STEP * level
+    if x0 >= r + 1:
+        sides.append(np.median(f[y0:y1, x0 + r] - f[y0:y1, x0 - r - 1]))
+    if x1 <= w - r - 1:
+        sides.append(np.median(f[y0:y1, x1 - r - 1] - f[y0:y1, x1 + r]))
+    if y0 >= r + 1:
+        sides.append(np.median(f[y0 + r, x0:x1] - f[y0 - r - 1, x0:x1]))
+    if y1 <= h - r - 1:
+        sides.append(np.median(f[y1 - r - 1, x0:x1] - f[y1 + r, x0:x1]))
+    return bool(sides) and min(sides) >= C.edge_step * level
 
 
 def _rim(lab: np.ndarray) -> np.ndarray:
-    """The image's outer ring (2% of its short side), as Lab pixels."""
+    """The image's outer ring (1/``rim_per_side``, 2%, of its short side), as Lab pixels."""
     h, w = lab.shape[:2]
-    k = max(1, min(h, w) // 50)
+    k = max(1, min(h, w) // C.rim_per_side)
     return np.concatenate([lab[:k].reshape(-1, 3), lab[-k:].reshape(-1, 3),
                            lab[:, :k].reshape(-1, 3), lab[:, -k:].reshape(-1, 3)])
 
 
 def _on_rim(mask: np.ndarray) -> bool:
-    """Whether a paper candidate covers most of the image's rim: then it is the background."""
+    """Whether a paper candidate covers most of the image's rim (``rim_covered``): then it
+    is the background."""
     h, w = mask.shape
-    k = max(1, min(h, w) // 50)
+    k = max(1, min(h, w) // C.rim_per_side)
     ring = np.concatenate([mask[:k].ravel(), mask[-k:].ravel(), mask[:, :k].ravel(),
                            mask[:, -k:].ravel()])
-    return float(ring.mean()) >= 0.5
+    return float(ring.mean()) >= C.rim_covered
 
 
 def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int],
                          printed: np.ndarray) -> tuple[int, int, int, int]:
     """Cut a strip off each side whose bright part is darker than the page's middle.
 
-    Per column (then per row), the 80th percentile of the closed lightness: a picture
+    Per column (then per row), the 80th percentile (``profile_share``) of the closed
+    lightness, against ``facing_dark`` of the page's level: a picture
     near the edge covers only part of a column, so its bright rows are paper; the facing
     page, turned away from the light, is darker all the way down.
     """
     x0, y0, x1, y1 = box
     for axis in (0, 1):
         sub = light[y0:y1, x0:x1]
-        k = int(0.8 * (sub.shape[axis] - 1))
+        k = int(C.profile_share * (sub.shape[axis] - 1))
         prof = np.partition(sub, k, axis=axis).take(k, axis=axis)
         n = len(prof)
-        if n < 10:
+        if n < C.profile_least:
             continue
-        ref = float(np.median(prof[n // 4: 3 * n - 3 * n // 4]))
-        dark = prof < 0.9 * ref
+        # from a quarter in to the far end: the slice's old end, 3 * n - 3 * n // 4, was
+        # always past n, so the page's level was never read on its middle half alone
+        ref = float(np.median(prof[n // C.ref_from:]))
+        dark = prof < C.facing_dark * ref
         lo = _run(dark)
         hi = n - _run(dark[::-1])
-        lo = lo if 0.02 * n <= lo <= 0.4 * n else 0
-        hi = hi if 0.02 * n <= n - hi <= 0.4 * n else n
+        least, most = C.strip_least * n, C.strip_most * n
+        lo = lo if least <= lo <= most else 0
+        hi = hi if least <= n - hi <= most else n
         if lo and hi < n and _lamp(prof, lo, ref) and _lamp(prof[::-1], n - hi, ref):
             lo, hi = 0, n
         along = sub if axis == 0 else sub.T  # one column per position of the cut
@@ -392,8 +380,8 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int],
         ink = ink if axis == 0 else np.ascontiguousarray(ink.T)
         lo = _past_print(ink, lo, -1) if lo else 0
         hi = _past_print(ink, hi, 1) if hi < n else n
-        lo = lo if lo >= 0.02 * n else 0
-        hi = hi if n - hi >= 0.02 * n else n
+        lo = lo if lo >= least else 0
+        hi = hi if n - hi >= least else n
         if axis == 0:
             x0, x1 = x0 + lo, x0 + hi
         else:
@@ -402,26 +390,29 @@ def _without_facing_page(light: np.ndarray, box: tuple[int, int, int, int],
 
 
 def _print(rgb: np.ndarray, closed: np.ndarray) -> np.ndarray:
-    """Print, as a 0/1 mask: darker than the closed page round it by PRINT_DARK of its
-    level; relative, so print in a gutter's shadow counts and the shadow itself does not."""
+    """Print, as a 0/1 mask: darker than the closed page round it by ``print_dark`` of its
+    level (``print_least`` levels at least); relative, so print in a gutter's shadow
+    counts and the shadow itself does not."""
     light = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)[..., 0].astype(np.int16)
     c = closed.astype(np.int16)
-    return ((c - light) > np.maximum(12, PRINT_DARK * c)).astype(np.uint8)
+    return ((c - light) > np.maximum(C.print_least, C.print_dark * c)).astype(np.uint8)
 
 
 def _past_print(ink: np.ndarray, cut: int, outward: int) -> int:
     """The cut moved out past the print that runs across it: a cut through the page's
     own print (a title, a woodcut, a stamp in a gutter's shadow) is the shadow's, not the
     facing page's edge. Lines along the cut (the page's edge, a leaf's slanting edge),
-    shapes longer along the cut than twice across, and what reaches the strip's ends
-    (the image's edge, the page's corners) are not print."""
+    shapes longer along the cut than twice across (``print_long``), and what reaches the
+    strip's ends (the image's edge, the page's corners) are not print."""
     rows = ink.shape[0]
-    along = cv2.getStructuringElement(cv2.MORPH_RECT, (1, max(3, round(EDGE_LINE * rows))))
+    line = max(C.edge_line_least_px, round(C.edge_line * rows))
+    along = cv2.getStructuringElement(cv2.MORPH_RECT, (1, line))
     ink = ink * (1 - cv2.morphologyEx(ink, cv2.MORPH_OPEN, along))
     _k, _lab, stats, _c = components.with_stats(ink, connectivity=8)
     x, y, w, h, a = (stats[1:, i] for i in range(5))
-    m = max(1, round(0.02 * rows))  # what reaches the strip's ends is the scan's edge
-    on = (x < cut) & (x + w > cut) & (2 * w >= h) & (a >= 3) & (y >= m) & (y + h <= rows - m)
+    m = max(1, round(C.strip_end * rows))  # what reaches the strip's ends is the scan's edge
+    on = ((x < cut) & (x + w > cut) & (C.print_long * w >= h) & (a >= C.print_least_px)
+          & (y >= m) & (y + h <= rows - m))
     if not on.any():
         return cut
     return int(x[on].min()) if outward < 0 else int((x + w)[on].max())
@@ -429,46 +420,49 @@ def _past_print(ink: np.ndarray, cut: int, outward: int) -> int:
 
 def _lamp(prof: np.ndarray, cut: int, ref: float) -> bool:
     """Whether the dark strip before ``cut`` fades in, as under a lamp's falloff: the
-    profile rises less than LAMP_STEP of the page's level across the cut (3% of the side
-    either way). Asked of both sides at once: a facing page is one side's, and steps up to
-    the page at its edge; a lamp darkens both sides smoothly, and cutting them cut the
-    pictures near them (``bench/figure_robustness.py``, light falloff)."""
+    profile rises less than ``lamp_step`` of the page's level across the cut (``across``,
+    3% of the side, either way). Asked of both sides at once: a facing page is one
+    side's, and steps up to the page at its edge; a lamp darkens both sides smoothly, and
+    cutting them cut the pictures near them (``bench/figure_robustness.py``, light
+    falloff)."""
     n = len(prof)
     s = _across(n)
-    return float(prof[min(n - 1, cut + s)]) - float(prof[max(0, cut - s)]) < LAMP_STEP * ref
+    return float(prof[min(n - 1, cut + s)]) - float(prof[max(0, cut - s)]) < C.lamp_step * ref
 
 
 def _splits_picture(light: np.ndarray, cut: int, ref: float, outward: int) -> bool:
     """Whether a cut at column ``cut`` would run through a picture: in a run of rows
-    (PICTURE_ROWS of them or more) the closed page is darker than the paper all across
-    the cut (3% of the side either way), and the strip cut off (``outward`` of the cut:
-    -1 before it, 1 after) is paper-light in most rows (a dark bed or a book edge is dark
-    all the way down). Text is closed over with its paper, and a facing page meets the
-    page at its edge, so only a picture lies across."""
+    (``picture_rows`` of them or more) the closed page is darker than ``picture_dark`` of
+    the paper all across the cut (``across``, 3% of the side, either way), and the strip
+    cut off (``outward`` of the cut: -1 before it, 1 after) is dark in under
+    ``outside_dark`` of its rows (a dark bed or a book edge is dark all the way down).
+    Text is closed over with its paper, and a facing page meets the page at its edge, so
+    only a picture lies across."""
     h, n = light.shape
     s = _across(n)
     band = light[:, max(0, cut - s): min(n, cut + s + 1)]
-    dark = band.max(axis=1) < PICTURE_DARK * ref  # no paper between: one picture across
-    outside = light[:, min(n - 1, max(0, cut + outward * s))] < PICTURE_DARK * ref
-    return _longest_run(dark) >= PICTURE_ROWS * h and outside.mean() < 0.5
+    dark = band.max(axis=1) < C.picture_dark * ref  # no paper between: one picture across
+    outside = light[:, min(n - 1, max(0, cut + outward * s))] < C.picture_dark * ref
+    return _longest_run(dark) >= C.picture_rows * h and outside.mean() < C.outside_dark
 
 
 def _at_fold(light: np.ndarray, prof: np.ndarray, cut: int, ref: float, outward: int) -> int:
     """Where a cut through a picture goes instead: back to the fold, the darkest column of
     the strip it would cut off (a facing page meets the page there), where that splits no
-    picture; else nowhere (0 before the page, the side's length after it). A woodcut set
+    picture and leaves a strip of ``strip_least`` at least; else nowhere (0 before the
+    page, the side's length after it). A woodcut set
     tight at the gutter reaches into the page's own shaded curve beyond the fold, and the
     whole strip, facing page and all, was kept with it (HAB's Wolfenbüttel scans)."""
     n = len(prof)
     fold = 1 + int(np.argmin(prof[:cut])) if outward < 0 else cut + int(np.argmin(prof[cut:]))
-    if min(fold, n - fold) < 0.02 * n or _splits_picture(light, fold, ref, outward):
+    if min(fold, n - fold) < C.strip_least * n or _splits_picture(light, fold, ref, outward):
         return 0 if outward < 0 else n
     return fold
 
 
 def _across(n: int) -> int:
-    """ACROSS of a side of n px, at least a pixel."""
-    return max(1, round(ACROSS * n))
+    """``across`` of a side of n px, at least a pixel."""
+    return max(1, round(C.across * n))
 
 
 def _longest_run(flags: np.ndarray) -> int:

@@ -50,11 +50,14 @@ import numpy as np
 from PIL import Image
 
 from archive.figures import focus, ring_stamps, second_look
+from archive.figures.config.finder import LOOK as C
+from archive.figures.config.ink import INK
+from archive.figures.config.units import UNITS
+from archive.figures.config.verdicts import MEASURES
 from archive.figures.extent import WHOLE, Extent
 from archive.figures.extent import find as find_extent
 from archive.figures.ink import (
     PARAMS,
-    WORK_SIDE,
     Box,
     Ink,
     darkest,
@@ -62,7 +65,7 @@ from archive.figures.ink import (
     measure,
     text_height,
 )
-from archive.figures.measures import STAMP_BOX, UNPRINTED, title_letters
+from archive.figures.measures import title_letters
 from archive.figures.ornaments import framed
 from archive.figures.proposals import candidate_boxes
 from archive.figures.text_rhythm import glyph_mask, text_zone
@@ -94,38 +97,16 @@ OUTCOME_REASONS = {
     "dropped_by_curator": "dropped by the curator",
 }
 NEVER_KEPT = frozenset({"outside_page", "stamp", "chart"})  # whatever threshold a curator sets
-DEFAULT_MIN_AREA = 0.01  # of the page: smaller candidates come back "too_small"
-PREVIEW_SIDE = 360  # the reader's preview is enough: 720 px measured no better
-# Score bands: kept pictures 0.6-1, ornaments and pictures under min_area 0.3, text blocks
-# <= 0.125, rules, lettering and specks <= 0.1. Any threshold in 0.31-0.6 gives the verdicts.
-THRESHOLD = 0.5
-REVIEW_FLOOR = 0.15  # the curator sees candidates from here up: not text blocks or specks
-# round a kept box no bigger than ``verdicts.STAMP_BOX`` the accumulator transform proposes
-# rings too (``ring_stamps.rings``): stamps only where set text lies round them in this
-# share of directions, or ink in no more than this share (bare paper), or title letters
-STAMP_ON_TEXT, STAMP_ALONE = 0.25, 0.1
-_MIN_SIDE = 16  # px: smaller previews have no readable layout
-# a page whose text rhythm read down its columns covers this much more of it than read
-# across its rows is turned: the early books and chapbooks upright measured 0.009 more
-# at most, turned 0.03 more or over on 198 of 219 (the others hardly have text); of 360
-# DTA, OCR-D and ufal pages one tiny typed sheet (167 px wide) measured 0.148
-SIDEWAYS = 0.03
-# a page whose lines run this many degrees askew is read turned level (the finder reads
-# lines across the page; the angle: ``page_skew``)
-SKEW_LEVEL = 2.0
-# A page whose long side in the preview is under this share of PREVIEW_SIDE (a small book
-# on a copy stand's bed, a library's label bar under the page) is read again from a finer
-# decode of its own area. The rules were written on pages of 360-420 px; the early books
-# set on a bed 1.5 times their size (pages of 250 px) kept 0.857 crops that are pictures,
-# read again 0.956 (``bench.figure_robustness --frame``).
-CLOSER = 0.8
-# A soft page (``focus``) is sharpened only when its darkest ink is this deep (levels
-# under the paper): show-through is soft by nature, and sharpened, blank versos with
-# the plate behind them showing through at 15% of its depth were crops (``python -m
-# bench.show_through``: 1 of 116 early, 1 of 103 chapbook versos; at 10% with the
-# gate at UNPRINTED, 42, too). The early books blurred 2 px measured 55 at the least;
-# those under this (a few washed-out pages) are read as they come.
-PRINTED = 2 * UNPRINTED
+# The stage's tunings live in ``config.finder.LOOK`` (each with where it was measured);
+# these names are its fields under the names archive/, bench/ and tests/ import.
+DEFAULT_MIN_AREA = C.default_min_area
+PREVIEW_SIDE = C.preview_side
+THRESHOLD = C.threshold
+REVIEW_FLOOR = C.review_floor
+STAMP_ON_TEXT, STAMP_ALONE = C.stamp_on_text, C.stamp_alone
+SIDEWAYS = C.sideways
+SKEW_LEVEL = C.skew_level
+CLOSER = C.closer
 # the reader's decode of the same scan with a long side of at least n px (None: none finer)
 Closer = Callable[[int], "Image.Image | None"]
 # a page as the finder reads it: grey, RGB (None for a grey page), and its extent
@@ -143,7 +124,7 @@ class Finding:
     text_height: float = 0.0
 
 
-def find(page: Image.Image, min_area: float = DEFAULT_MIN_AREA,
+def find(page: Image.Image, min_area: float = C.default_min_area,
          closer: Closer | None = None) -> Finding:
     """The page's extent and every candidate region, kept or not, in reading order (top
     to bottom, then left to right); what lies outside the page is listed, never kept.
@@ -166,14 +147,14 @@ def _closer_look(extent: Extent, page: Image.Image, min_area: float,
     had: the preview is read as it is."""
     x0, y0, x1, y1 = extent.page
     side = max((x1 - x0) * page.width, (y1 - y0) * page.height)
-    if extent.page == WHOLE or side <= 0 or side >= CLOSER * PREVIEW_SIDE:
+    if extent.page == WHOLE or side <= 0 or side >= C.closer * C.preview_side:
         return None
-    big = closer(math.ceil(PREVIEW_SIDE * max(page.size) / side))
-    if big is None or max(big.size) < 1.2 * max(page.size):
+    big = closer(math.ceil(C.preview_side * max(page.size) / side))
+    if big is None or max(big.size) < C.closer_finer * max(page.size):
         return None
     w, h = big.size
     box = (round(x0 * w), round(y0 * h), round(x1 * w), round(y1 * h))
-    if min(box[2] - box[0], box[3] - box[1]) < _MIN_SIDE:
+    if min(box[2] - box[0], box[3] - box[1]) < UNITS.min_side:
         return None
     inner = _find(big.crop(box), min_area)
     fx, fy, fw, fh = box[0] / w, box[1] / h, (box[2] - box[0]) / w, (box[3] - box[1]) / h
@@ -193,9 +174,9 @@ def _find(page: Image.Image, min_area: float, seen: Seen | None = None) -> Findi
     if not second_look.doubtful(found.regions):
         return found
     w, h = page.size
-    scaled = page.resize((round(w * second_look.SCALE), round(h * second_look.SCALE)),
+    scaled = page.resize((round(w * C.second_scale), round(h * C.second_scale)),
                          Image.Resampling.BOX)
-    other = _look(scaled, min_area, second_look.SCALE).regions
+    other = _look(scaled, min_area, C.second_scale).regions
     return Finding(found.page, second_look.veto(found.regions, other), found.text_height)
 
 
@@ -220,7 +201,7 @@ def _look(page: Image.Image, min_area: float, scale: float = 1.0,
         turned = _analyse(page.transpose(Image.Transpose.ROTATE_270), scale)
         if turned is not None:
             return _turned_back(_judged(*turned, min_area))
-    elif boxes and abs(angle := _skew(ink)) >= SKEW_LEVEL:
+    elif boxes and abs(angle := _skew(ink)) >= C.skew_level:
         turn = cv2.getRotationMatrix2D((page.width / 2, page.height / 2), angle, 1.0)
         level = _analyse(Image.fromarray(cv2.warpAffine(
             np.asarray(page), turn, page.size, flags=cv2.INTER_NEAREST,
@@ -253,19 +234,21 @@ def _levelled_back(found: Finding, turn: np.ndarray, size: tuple[int, int]) -> F
 
 def _judged(ink: Ink, boxes: list[Box], min_area: float) -> Finding:
     """Every candidate of an analysed page judged, with its stamps and what lies outside."""
-    stamps = [Region(padded(b, ink), 0.1, "stamp", False, "stamp") for b in ink.stamps]
+    stamps = [Region(padded(b, ink), C.stamp_score, "stamp", False, "stamp")
+              for b in ink.stamps]
     regions = [judge(b, ink, min_area) for b in boxes] + stamps + _outside(ink.extent)
     return Finding(ink.extent.page, _reading_order(regions), ink.th / max(ink.full))
 
 
 def _outside(extent: Extent) -> list[Region]:
     """What lies outside the page, listed and never kept."""
-    return [Region(b, 0.05, "other", False, "outside_page") for b in extent.outside]
+    return [Region(b, C.outside_score, "other", False, "outside_page") for b in extent.outside]
 
 
 def _sideways(ink: Ink) -> bool:
     """Set text runs down the page, not across: the line rhythm read along the columns
-    covers ``SIDEWAYS`` more of the page than along the rows, and twice as much.
+    covers ``SIDEWAYS`` more of the page than along the rows, and twice as much
+    (``LOOK.sideways_ratio``).
 
     The finder reads lines across the page; turned, a column of text is a tall block of
     specks with no rhythm, and was a crop (the early books turned a quarter: crops that
@@ -275,7 +258,7 @@ def _sideways(ink: Ink) -> bool:
     th = text_height(stats[1:], labels.shape)
     down = float(text_zone(glyph_mask(labels, stats, th), th).mean())
     across = float(ink.zone.mean())
-    return down - across >= SIDEWAYS and down >= 2 * across
+    return down - across >= C.sideways and down >= C.sideways_ratio * across
 
 
 def _turned_back(found: Finding) -> Finding:
@@ -287,12 +270,12 @@ def _turned_back(found: Finding) -> Finding:
     return Finding(back(found.page), _reading_order(regions), found.text_height)
 
 
-def candidates(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
+def candidates(page: Image.Image, min_area: float = C.default_min_area) -> list[Region]:
     """Every candidate region of ``find``, kept or not."""
     return find(page, min_area).regions
 
 
-def figures(page: Image.Image, min_area: float = DEFAULT_MIN_AREA) -> list[Region]:
+def figures(page: Image.Image, min_area: float = C.default_min_area) -> list[Region]:
     """The kept candidates: the pictures to crop."""
     return [r for r in candidates(page, min_area) if r.kept]
 
@@ -315,7 +298,8 @@ def _analyse(page: Image.Image, scale: float = 1.0, seen: Seen | None = None
     pixels = _pixels(grey, rgb)
     side = round(max(h, w) / scale)
     sharper = focus.amount(grey)
-    if sharper and darkest(grey) >= PRINTED:  # measured as sharp as the rules' pages
+    # sharpened to the rules' pages' focus, where printed: show-through is soft by nature
+    if sharper and darkest(grey) >= C.printed_unprinted * MEASURES.unprinted:
         grey = focus.sharpen(grey, sharper)
         rgb = None if rgb is None else focus.sharpen(rgb, sharper)
     placed = {"origin": (x0, y0), "full": (h, w), "extent": extent, "pixels": pixels}
@@ -331,7 +315,7 @@ def _analyse(page: Image.Image, scale: float = 1.0, seen: Seen | None = None
 def _picture(box: Box, ink: Ink) -> bool:
     """Whether the verdicts keep a box at any size: what a frame must hold for the
     proposals to cut a picture out of its box at the frame (``frames.unframed``)."""
-    return judge(box, ink, 1e-9).kept
+    return judge(box, ink, C.any_size_area).kept
 
 
 def _seen(page: Image.Image) -> Seen | None:
@@ -339,10 +323,10 @@ def _seen(page: Image.Image) -> Seen | None:
     reads, and its extent found on them; None for a page too small to read."""
     grey = _grey(page)
     h, w = grey.shape
-    if h < _MIN_SIDE or w < _MIN_SIDE:
+    if h < UNITS.min_side or w < UNITS.min_side:
         return None
     rgb = np.asarray(page) if page.mode == "RGB" else None
-    k = max(h, w) // WORK_SIDE
+    k = max(h, w) // INK.work_side
     if k >= 2:  # whole-pixel reduction only: a fractional resize blurs a 1-px channel shut
         size = (max(1, w // k), max(1, h // k))
         grey = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
@@ -383,7 +367,7 @@ def _ring_stamps(ink: Ink, boxes: list[Box]) -> list[Box]:
               max(b[3] for b in kept))
     big = ink.strong & ~ink.glyphs
     side = max(ink.shape)
-    small = [b for b in kept if max(b[2] - b[0], b[3] - b[1]) <= STAMP_BOX * side]
+    small = [b for b in kept if max(b[2] - b[0], b[3] - b[1]) <= MEASURES.stamp_box * side]
     found = ring_stamps.rings(ink.d, ink.strong, big, ink.th, window, small,
                               lambda cx, cy, r: _inked_over(ink, cx, cy, r))
     return [b for b in found if not any(intersection(b, f) for f in ink.stamps)]
@@ -391,16 +375,19 @@ def _ring_stamps(ink: Ink, boxes: list[Box]) -> list[Box]:
 
 def _inked_over(ink: Ink, cx: float, cy: float, r: float) -> bool:
     """Whether what lies round a circle is what a library stamps over: set text (the
-    text zone round it in STAMP_ON_TEXT of the directions), title letters (two or more
-    within 1.75 radii of its centre) or bare paper (ink in STAMP_ALONE of them at most)."""
-    if (ring_stamps.around(ink.zone, cx, cy, r) >= STAMP_ON_TEXT
-            or ring_stamps.around(ink.strong, cx, cy, r) <= STAMP_ALONE):
+    text zone round it in ``LOOK.stamp_on_text`` of the directions), title letters (two
+    or more within 1.75 radii of its centre: ``LOOK.stamp_letters_min``,
+    ``stamp_letters_near``) or bare paper (ink in ``LOOK.stamp_alone`` of them at most)."""
+    if (ring_stamps.around(ink.zone, cx, cy, r) >= C.stamp_on_text
+            or ring_stamps.around(ink.strong, cx, cy, r) <= C.stamp_alone):
         return True
-    box = (int(cx - 2 * r), int(cy - 2 * r), int(cx + 2 * r) + 1, int(cy + 2 * r) + 1)
+    reach = C.stamp_letters_box
+    box = (int(cx - reach * r), int(cy - reach * r), int(cx + reach * r) + 1,
+           int(cy + reach * r) + 1)
     letters = ink.stats[1:][title_letters(box, ink)]
     x, y, w, h = (letters[:, k] for k in range(4))
     nearest = np.hypot(np.clip(cx, x, x + w) - cx, np.clip(cy, y, y + h) - cy)
-    return int((nearest <= 1.75 * r).sum()) >= 2
+    return int((nearest <= C.stamp_letters_near * r).sum()) >= C.stamp_letters_min
 
 
 def reason_words(code: str) -> str:
@@ -411,11 +398,12 @@ def reason_words(code: str) -> str:
 def _reading_order(regions: list[Region]) -> list[Region]:
     """Rows of regions whose vertical spans overlap, top row first, each row left to right."""
     rows: list[list[Region]] = []
+    same_row = C.row_overlap
     for r in sorted(regions, key=lambda r: (r.box[1], r.box[0])):
         for row in rows:
             top, bottom = min(q.box[1] for q in row), max(q.box[3] for q in row)
             overlap = min(bottom, r.box[3]) - max(top, r.box[1])
-            if overlap > 0.5 * min(bottom - top, r.box[3] - r.box[1]):
+            if overlap > same_row * min(bottom - top, r.box[3] - r.box[1]):
                 row.append(r)
                 break
         else:

@@ -17,7 +17,9 @@ are. Published pages measure 0.87-2.13 (early books, 5th-95th percentile), 1.20-
 (chapbooks), 1.14 and up (DTA); blurred 1 px, 0.44-1.18 and 0.52-0.89; blurred 2 px,
 0.15-0.39. A page under ``SOFT`` is given the least unsharp mask of ``AMOUNTS`` that
 brings it to ``AIM``, the softer end of the published pages, not their median: a page
-is never made sharper than most pages the rules were written on.
+is never made sharper than most pages the rules were written on. The constants are
+``config.extent.EXTENT``'s (``focus_*``, ``soft``, ``aim``, ``amounts``,
+``sharpen_radius_px``), each with where it was measured.
 """
 
 from __future__ import annotations
@@ -26,17 +28,10 @@ import cv2
 import numpy as np
 
 from archive.figures import components
+from archive.figures.config.extent import EXTENT as C
 
-# under SOFT: 4 of 116 early pages as published, no chapbook or DTA page, 1 of 11 OCR-D
-# and 10 of 229 ufal pages; the early books' 10th percentile is 0.97
-SOFT, AIM = 0.8, 1.0
-AMOUNTS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)  # unsharp-mask amounts tried, least first
-RADIUS = 1.0  # the unsharp mask's Gaussian, preview px
-_FINE, _NEXT = 0.7, 2.0  # the two blurs whose bands are compared, preview px
-_INK = 15  # levels under the page's 2-px blur that are ink
-_GLYPH = 0.02  # a glyph is at most this share of the page's long side tall (8 px of 400)
-_LEAST_PX = 100  # glyph pixels (dilated) to read a page's focus from
-_MARGIN = 0.2  # read inside this much of each side: the text's middle, a third the work
+# read by name (tests/test_soft_scans.py)
+SOFT, AIM, AMOUNTS = C.soft, C.aim, C.amounts
 
 
 def sharpness(grey: np.ndarray) -> float | None:
@@ -57,8 +52,9 @@ def amount(grey: np.ndarray) -> float:
 
 
 def sharpen(a: np.ndarray, amount: float) -> np.ndarray:
-    """An unsharp mask of ``RADIUS`` (grey or RGB, uint8)."""
-    return cv2.addWeighted(a, 1.0 + amount, cv2.GaussianBlur(a, (0, 0), RADIUS), -amount, 0)
+    """An unsharp mask of ``sharpen_radius_px`` (grey or RGB, uint8)."""
+    blur = cv2.GaussianBlur(a, (0, 0), C.sharpen_radius_px)
+    return cv2.addWeighted(a, 1.0 + amount, blur, -amount, 0)
 
 
 class _Bands:
@@ -70,16 +66,16 @@ class _Bands:
 
     def __init__(self, grey: np.ndarray) -> None:
         h, w = grey.shape
-        dy, dx = round(h * _MARGIN), round(w * _MARGIN)
+        dy, dx = round(h * C.focus_margin), round(w * C.focus_margin)
         self.g = grey[dy:h - dy, dx:w - dx].astype(np.float32)
         hi, mid, near = _split(self.g)
-        self.mask = _glyphs(cv2.subtract(near, self.g) > _INK, max(grey.shape))
+        self.mask = _glyphs(cv2.subtract(near, self.g) > C.focus_ink, max(grey.shape))
         if self.mask is not None:  # the bands on the glyphs alone, zero elsewhere
             self.hi, self.mid = hi * self.mask, mid * self.mask
         self.added: tuple[np.ndarray, np.ndarray] | None = None
 
     def sharpened(self) -> None:
-        hi, mid, _near = _split(self.g - cv2.GaussianBlur(self.g, (0, 0), RADIUS))
+        hi, mid, _near = _split(self.g - cv2.GaussianBlur(self.g, (0, 0), C.sharpen_radius_px))
         self.added = (hi * self.mask, mid * self.mask)
 
     def ratio(self, a: float) -> float:
@@ -101,18 +97,21 @@ def _energy(band: np.ndarray, added: np.ndarray | None = None, a: float = 0.0) -
 
 def _split(g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The finest band, the next one, and the blur under both."""
-    fine = cv2.GaussianBlur(g, (0, 0), _FINE)
-    near = cv2.GaussianBlur(g, (0, 0), _NEXT)
+    fine = cv2.GaussianBlur(g, (0, 0), C.focus_fine_px)
+    near = cv2.GaussianBlur(g, (0, 0), C.focus_next_px)
     return g - fine, fine - near, near
 
 
 def _glyphs(ink: np.ndarray, side: int) -> np.ndarray | None:
     """Ink in glyph-sized shapes and the pixel round it (1.0, else 0.0), where their
-    edges' detail lies; None where there are too few. Big shapes (a slide's letters, a
-    diagram's bars) have less fine detail however sharp they are."""
+    edges' detail lies; None where there are fewer than ``focus_least_px`` pixels. Big
+    shapes (a slide's letters, a diagram's bars) have less fine detail however sharp
+    they are."""
     _n, labels, stats, _c = components.with_stats(ink.astype(np.uint8))
-    tallest = max(2, round(_GLYPH * side))
-    glyph = (stats[:, 3] >= 2) & (stats[:, 3] <= tallest)
+    least = C.focus_glyph_least_px
+    tallest = max(least, round(C.focus_glyph * side))
+    glyph = (stats[:, 3] >= least) & (stats[:, 3] <= tallest)
     glyph[0] = False
-    mask = cv2.dilate(glyph[labels].astype(np.uint8), np.ones((3, 3), np.uint8))
-    return mask.astype(np.float32) if cv2.countNonZero(mask) >= _LEAST_PX else None
+    ring = np.ones((C.focus_dilate_px, C.focus_dilate_px), np.uint8)
+    mask = cv2.dilate(glyph[labels].astype(np.uint8), ring)
+    return mask.astype(np.float32) if cv2.countNonZero(mask) >= C.focus_least_px else None

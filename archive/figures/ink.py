@@ -16,19 +16,13 @@ import cv2
 import numpy as np
 
 from archive.figures import charts, components, levels
-from archive.figures.colour_ink import PALE, coloured, has_colour, rubrics, stamps, vivid
+from archive.figures.colour_ink import coloured, has_colour, rubrics, stamps, vivid
+from archive.figures.config.ink import INK as C
 from archive.figures.extent import WHOLE, Extent
 from archive.figures.skew import skew_angle
 from archive.figures.text_rhythm import glyph_mask, text_zone
 
-# Pixel-sized steps (merge gap, blur) are scaled to this long side: without it a
-# tailpiece's thin frame fell apart into pieces on 800 px previews.
-WORK_SIDE = 400
-RULE = 3.0  # text heights: a straight line of ink this long is a rule, not a letter
-# a dark shape this long down the page's side, almost all in its side bands, is a shadow
-# (``_scan_border``); elsewhere on the border a fifth of a side is needed
-SIDE_SHADOW = 0.1
-TH_SIDE, TH_OVER = 375, 1.15  # the text height is read at TH_SIDE px on a page TH_OVER larger
+WORK_SIDE = C.work_side  # ``finder`` imports it by this name
 # Tuned by grouped CV in bench/figure_eval.py (see its docstring); sizes in text heights.
 PARAMS = {
     "seed_h": 5.0,  # a picture seed is at least this many text heights tall...
@@ -94,7 +88,7 @@ class Ink:
         """Weak ink that is set text: in the zone and not part of a big shape, or a rubric;
         never a straight rule (``_rules``), which a line of text may touch."""
         big = cv2.dilate((self.strong & ~self.glyphs).astype(np.uint8),
-                         np.ones((3, 3), np.uint8)) > 0
+                         np.ones((C.big_grow, C.big_grow), np.uint8)) > 0
         return self.weak & ~_rules(self.weak, self.th) & ((self.zone & ~big) | self.rubric)
 
     @cached_property
@@ -109,16 +103,16 @@ class Ink:
 
     @property
     def px(self) -> float:
-        """One pixel of the WORK_SIDE scale, in this page's pixels (1.0 to 2.0)."""
-        return max(1.0, max(self.full) / WORK_SIDE)
+        """One pixel of the ``INK.work_side`` scale, in this page's pixels (1.0 to 2.0)."""
+        return max(1.0, max(self.full) / C.work_side)
 
 
 def _rules(weak: np.ndarray, th: float) -> np.ndarray:
-    """Straight lines of weak ink RULE text heights long or more, across or down: a
+    """Straight lines of weak ink ``INK.rule`` text heights long or more, across or down: a
     frame's rules, which a text line abutting them would cut (under uneven light a thin
     rule's strong ink breaks into specks of a glyph's size, so it is not a big shape).
     A letter is no line this long."""
-    n = max(3, round(RULE * th))
+    n = max(C.least_kernel, round(C.rule * th))
     m = weak.astype(np.uint8)
     down = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, n)))
     across = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (n, 1)))
@@ -128,8 +122,9 @@ def _rules(weak: np.ndarray, th: float) -> np.ndarray:
 def _paper(grey: np.ndarray) -> np.ndarray:
     """The local paper level: a max filter wide enough (1/24 page) to step over glyphs."""
     h, w = grey.shape
-    small = cv2.resize(grey, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
-    k = max(3, (max(h, w) // 96) | 1)
+    small = cv2.resize(grey, (max(1, w // C.paper_shrink), max(1, h // C.paper_shrink)),
+                       interpolation=cv2.INTER_AREA)
+    k = max(C.least_kernel, (max(h, w) // C.paper_window) | 1)
     bg = cv2.blur(cv2.dilate(small, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))), (k, k))
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
@@ -141,7 +136,7 @@ def darkest(grey: np.ndarray) -> int:
 
 def _deepest(d: np.ndarray) -> int:
     """The 99.9th percentile of a darkness map: the darkest ink, a few specks aside."""
-    return levels.quantile(d, 0.999)
+    return levels.quantile(d, C.darkest_quantile)
 
 
 def _darkness(grey: np.ndarray) -> np.ndarray:
@@ -158,11 +153,11 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
     ringed = ringed or []
     d = _darkness(grey)
     otsu, _ = cv2.threshold(d, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    t = float(np.clip(otsu, 25, 90))  # blank paper has no ink to split: keep a floor
+    t = float(np.clip(otsu, C.ink_floor, C.ink_ceiling))  # blank paper: no ink to split
     # a 1-bit scan resized to the preview keeps its paper exactly white: no show-through
-    # or foxing, so fainter grey is still ink (a thin engraved line shrunk to a sixth)
-    binary = float((grey == 255).mean()) > 0.4
-    strong, weak = d > t, d > (0.3 if binary else 0.5) * t
+    # or foxing, so fainter grey is still ink
+    binary = float((grey == 255).mean()) > C.binary_white
+    strong, weak = d > t, d > (C.weak_binary if binary else C.weak) * t
     shapes = components.with_stats(weak.astype(np.uint8), connectivity=8)
     bed = _scan_border(weak, shapes)
     strong &= ~bed
@@ -170,22 +165,24 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
     labels, stats = _components(strong)
     th = _text_height(d, t, strong, stats, side or max(strong.shape))
     found, rubric = [], np.zeros_like(strong)
-    if rgb is not None and has_colour(rgb, ~weak, PALE):
-        pale, ab = coloured(rgb, ~weak, PALE)
+    if rgb is not None and has_colour(rgb, ~weak, C.pale):
+        pale, ab = coloured(rgb, ~weak, C.pale)
         colour = vivid(pale, ab)
         found = stamps(pale, ab, th)
         if found:  # a stamp's ink is no one's: not the title's, not the woodcut's
             inked = np.zeros_like(strong)
             for x0, y0, x1, y1 in found:
                 inked[y0:y1, x0:x1] = pale[y0:y1, x0:x1]
-            inked = cv2.dilate(inked.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+            inked = cv2.dilate(inked.astype(np.uint8),
+                               np.ones((C.stamp_grow, C.stamp_grow), np.uint8)) > 0
             strong &= ~inked
             weak &= ~inked
             labels, stats = _components(strong)
         rubric = rubrics(colour, th)
     if ringed:  # a black stamp's ink is the print's colour: all under its ring goes
-        for b in ringed:  # and the ring's own edge, a pixel or two beyond the fit
-            x0, y0, x1, y1 = max(0, b[0] - 2), max(0, b[1] - 2), b[2] + 2, b[3] + 2
+        e = C.ring_edge  # and the ring's own edge, a pixel or two beyond the fit
+        for b in ringed:
+            x0, y0, x1, y1 = max(0, b[0] - e), max(0, b[1] - e), b[2] + e, b[3] + e
             disc = _disc_mask(x1 - x0, y1 - y0)[:strong.shape[0] - y0, :strong.shape[1] - x0]
             strong[y0:y1, x0:x1] &= ~disc
             weak[y0:y1, x0:x1] &= ~disc
@@ -196,17 +193,18 @@ def measure(grey: np.ndarray, rgb: np.ndarray | None = None, ringed: list[Box] |
 
 def _text_height(d: np.ndarray, t: float, strong: np.ndarray, stats: np.ndarray,
                  side: int) -> float:
-    """The text height, read as well on the page scaled to an image of TH_SIDE px when
-    it comes from a larger one (``side``), and the larger of the two taken.
+    """The text height, read as well on the page scaled to an image of
+    ``INK.text_height_side`` px when it comes from a larger one (``side``:
+    ``INK.text_height_over`` times or more), and the larger of the two taken.
 
     Why: on a larger preview a woodcut's hatching breaks into specks of a glyph's size
     (2-5 px whatever the scale), and on an illustrated page they outnumber the letters:
     at 700 px the median fell to 0.32-0.6 of the text's height on a tenth of the early
-    pages, and every rule in text heights with it. At TH_SIDE the hatching runs together
+    pages, and every rule in text heights with it. At that side the hatching runs together
     and the letters are read as the rules were written for."""
     h, w = strong.shape
-    k = side / TH_SIDE
-    if k < TH_OVER:
+    k = side / C.text_height_side
+    if k < C.text_height_over:
         return text_height(stats[1:], strong.shape)
     size = (max(1, round(w / k)), max(1, round(h / k)))
     small = cv2.resize(d, size, interpolation=cv2.INTER_AREA) > t
@@ -235,34 +233,36 @@ def _scan_border(weak: np.ndarray, shapes: tuple) -> np.ndarray:
     page's sides a shadow is often shorter (the fold's at the top of a curved page: 0.197
     of the page's height on Wolfenbuttel page 9, the rule's fifth crossed or not as the
     scan's JPEG was saved), and glued the woodcut initial beside it into one box from the
-    page's top: ``SIDE_SHADOW`` of the height is enough there when the shape lies almost
-    all (80%) in the side bands. Over the 579 shared pages ``bench.figure_eval`` reads
-    that takes 84 shapes more: page edges and shadows, and three bits of print on a
-    page's border (a map's island, a form's handwriting), none of which moved a verdict.
+    page's top: ``INK.side_shadow`` of the height is enough there when the shape lies
+    almost all (``INK.border_ink``, 80%) in the side bands. Over the 579 shared pages
+    ``bench.figure_eval`` reads that takes 84 shapes more: page edges and shadows, and
+    three bits of print on a page's border (a map's island, a form's handwriting), none of
+    which moved a verdict.
     """
     h, w = weak.shape
     n, lab, stats, _c = shapes  # components.with_stats of weak, which measure keeps
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    mx, my = max(1, w // 50), max(1, h // 50)  # within 2% of a side: a page edge line
+    mx, my = max(1, w // C.border_reach), max(1, h // C.border_reach)
     edge = (x < mx) | (y < my) | (x + bw > w - mx) | (y + bh > h - my)
-    long = edge & ((bw >= 0.2 * w) | (bh >= 0.2 * h))
-    upright = ((x < mx) | (x + bw > w - mx)) & (bh >= SIDE_SHADOW * h)
+    long = edge & ((bw >= C.border_long * w) | (bh >= C.border_long * h))
+    upright = ((x < mx) | (x + bw > w - mx)) & (bh >= C.side_shadow * h)
     long[0] = upright[0] = False
     if not (long | upright).any():
         return np.zeros_like(weak)
-    by, bx = max(2, int(0.08 * h)), max(2, int(0.08 * w))
+    least, share = C.border_band_least, C.border_band
+    by, bx = max(least, int(share * h)), max(least, int(share * w))
     band = np.ones_like(weak)
     band[by:h - by, bx:w - bx] = False
     sides = np.zeros_like(weak)
     sides[:, :bx] = sides[:, w - bx:] = True
-    whole = ((long & (np.bincount(lab[band], minlength=n) >= 0.8 * stats[:, 4]))
-             | (upright & (np.bincount(lab[sides], minlength=n) >= 0.8 * stats[:, 4])))
+    whole = ((long & (np.bincount(lab[band], minlength=n) >= C.border_ink * stats[:, 4]))
+             | (upright & (np.bincount(lab[sides], minlength=n) >= C.border_ink * stats[:, 4])))
     return whole[lab] | (long[lab] & band)
 
 
 def text_height(stats: np.ndarray, shape: tuple[int, int]) -> float:
     """Median height of glyph-sized shapes, read between whole pixels; a page without text
-    gets 1/100 of its height.
+    gets 1/100 of its height (``INK.th_fallback``).
 
     At preview scale a glyph is 3-6 px tall, and which whole pixel its edges fall on
     moves with the scan's size: a plain median jumped a quarter between two scans of one
@@ -270,19 +270,19 @@ def text_height(stats: np.ndarray, shape: tuple[int, int]) -> float:
     3.5-4.5), and the median is read inside the middle one (the grouped median).
     """
     h, w = shape
-    fallback = max(2.0, h / 100)
+    fallback = max(C.th_least, h / C.th_fallback)
     if len(stats) == 0:
         return fallback
     hs = stats[:, 3]
-    ok = (hs >= 2) & (hs <= h / 15) & (stats[:, 2] <= w / 5)
-    if ok.sum() < 20:
+    ok = (hs >= C.glyph_least) & (hs <= h / C.glyph_tallest) & (stats[:, 2] <= w / C.glyph_widest)
+    if ok.sum() < C.th_glyphs:
         return fallback
     v = hs[ok]
     m = float(np.median(v))
     if m != int(m):
-        return max(2.0, m)
+        return max(C.th_least, m)
     below, at = int((v < m).sum()), int((v == m).sum())
-    return float(max(2.0, m - 0.5 + (len(v) / 2 - below) / max(1, at)))
+    return float(max(C.th_least, m - 0.5 + (len(v) / 2 - below) / max(1, at)))
 
 
 def intersection(a: Box, b: Box) -> int:

@@ -10,48 +10,27 @@ import cv2
 import numpy as np
 
 from archive.figures import components
+from archive.figures.config.units import UNITS
+from archive.figures.config.verdicts import MEASURES as C
 from archive.figures.ink import PARAMS, Box, Ink, corr, intersection, runs, within
 
-# share of a box's ink on lines of title letters that makes it lettering: pictures
-# measured 0.14 at most (all shared sources, and the early pages scanned 13 other ways)
-TITLE_INK = 0.4
-# a colour or grey chart: this many solid blocks of one size in a row, holding this share
-# of its box's ink (the library-scan composites' charts: 5-9 blocks, 0.45-0.55 of the ink)
-CHART_PATCHES, CHART_INK = 4, 0.3
-# or a run of colour patches (``charts``) this share of which lies in the box, or which
-# covers this share of it
-CHART_HELD, CHART_COVER = 0.9, 0.3
-# a kept box this small (of the page's long side) may be a stamp glued to what it is inked
-# over: ``figures`` looks for rings round it, ``_marked_text`` for set lines through it
-STAMP_BOX = 0.25
-# a kept box this small whose rows' darkness follows the lines of the set text beside it
-# (within this many text heights, in this share of its rows) this closely is text with
-# a mark inked over it: stamps whose ring is not seen measured 0.82-0.90, pictures beside
-# text 0.37 at most
-BESIDE, LINES_BESIDE, LINES_THROUGH = 3.0, 0.3, 0.6
-# a page whose darkest ink (its 99.9th percentile, levels below the paper) is paler than
-# this holds no print: a blank verso with the plate behind it showing through (real pages
-# made versos at 10% and 15% of their print's depth, those cropped: 25-39), or a stain.
-# Pages with pictures measured 113 at the least as published, and 45 washed out to 40% of
-# their contrast (above this, lest a washed-out scan lose its plates)
-UNPRINTED = 42
-# a woodcut printed pale, or scanned with little contrast: its strokes are faint ink,
-# broken into specks where they are dark, so its strong ink reads as text. Set text is
-# where the page's line rhythm runs (under this share of the box here), and a pale
-# drawing's faint ink is big shapes (PARAMS["big"] of it, as strong ink is a picture's)
-# and mostly faint (strong ink at most this share of it: handwriting, which has no
-# rhythm either and whose cursive joins, is dark; ufal's letters measured over it)
-PALE_ZONE, PALE_STRONG = 0.05, 0.6
+# the names ``finder`` imports: a kept box this small (of the page's long side) may be a
+# stamp glued to what it is inked over (``finder`` looks for rings round it,
+# ``marked_text`` for set lines through it); a page whose darkest ink is paler holds no
+# print (``unprinted``)
+STAMP_BOX = C.stamp_box
+UNPRINTED = C.unprinted
 
 
 def big_share(box: Box, ink: Ink) -> float:
-    """Share of the box's strong ink in shapes taller than 2.5 text heights (text: ~0)."""
+    """Share of the box's strong ink in shapes taller than ``UNITS.glyph_h`` text heights
+    (text: ~0)."""
     x0, y0, x1, y1 = box
     s = ink.strong[y0:y1, x0:x1]
     n = int(s.sum())
     if not n:
         return 0.0
-    tall = ink.stats[:, 3] > 2.5 * ink.th
+    tall = ink.stats[:, 3] > UNITS.glyph_h * ink.th
     return float(tall[ink.labels[y0:y1, x0:x1]][s].sum() / n)
 
 
@@ -61,26 +40,28 @@ def table(box: Box, ink: Ink) -> bool:
     inside it; a picture framed by rules keeps its own big shapes inside the frame."""
     x0, y0, x1, y1 = box
     s = ink.strong[y0:y1, x0:x1].astype(np.uint8)
-    k = max(3, int(round(4 * ink.th)))
+    k = max(C.table_rule_min_px, int(round(C.table_rule_len * ink.th)))
     across = cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((1, k), np.uint8))
-    rows = across.sum(axis=1) >= 0.8 * (x1 - x0)
-    if len(runs(rows, 1)) < 3:
+    rows = across.sum(axis=1) >= C.table_rule_span * (x1 - x0)
+    if len(runs(rows, 1)) < C.table_rules:
         return False
     down = cv2.morphologyEx(s, cv2.MORPH_OPEN, np.ones((k, 1), np.uint8))
-    cols = down.sum(axis=0) >= 0.8 * (y1 - y0)
+    cols = down.sum(axis=0) >= C.table_rule_span * (y1 - y0)
     # only the rules that run the whole box go: a hatched picture's strokes stay its own
     lines = (across * rows[:, None].astype(np.uint8)) | (down * cols[None, :].astype(np.uint8))
     # the rest by its faint ink too: a painting's shades join into broad shapes, glyphs don't
-    rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, np.ones((3, 3), np.uint8))
+    clear = np.ones((C.table_rule_clear_px, C.table_rule_clear_px), np.uint8)
+    rest = ink.weak[y0:y1, x0:x1].astype(np.uint8) & ~cv2.dilate(lines, clear)
     tall, n = in_tall_shapes(rest, ink.th)
     return n > 0 and tall < (1 - PARAMS["big"]) * n
 
 
 def in_tall_shapes(mask: np.ndarray, th: float) -> tuple[int, int]:
-    """(pixels of a 0/1 mask in shapes taller than 2.5 text heights, all its pixels): faint
-    ink's big shapes, as ``big_share`` counts the page's strong ink in them."""
+    """(pixels of a 0/1 mask in shapes taller than ``UNITS.glyph_h`` text heights, all its
+    pixels): faint ink's big shapes, as ``big_share`` counts the page's strong ink in them."""
     _n, _lab, stats, _c = components.with_stats(mask, connectivity=8)
-    return int(stats[1:, 4][stats[1:, 3] > 2.5 * th].sum()), int(stats[1:, 4].sum())
+    return (int(stats[1:, 4][stats[1:, 3] > UNITS.glyph_h * th].sum()),
+            int(stats[1:, 4].sum()))
 
 
 def line_art(box: Box, ink: Ink) -> bool:
@@ -94,21 +75,27 @@ def line_art(box: Box, ink: Ink) -> bool:
         return False
     x0, y0, x1, y1 = box
     weak = int(ink.weak[y0:y1, x0:x1].sum())
-    return weak > 0.1 * (x1 - x0) * (y1 - y0) and ink.strong[y0:y1, x0:x1].sum() < 0.5 * weak
+    return (weak > C.line_art_faint * (x1 - x0) * (y1 - y0)
+            and ink.strong[y0:y1, x0:x1].sum() < C.line_art_strong * weak)
 
 
 def pale_drawing(box: Box, ink: Ink) -> bool:
     """A drawing printed or scanned pale: no set text's rhythm runs through it
-    (``PALE_ZONE``), its faint ink is mostly big shapes and mostly faint
-    (``PALE_STRONG``). Text keeps its rhythm however pale."""
+    (``MEASURES.pale_zone``), its faint ink is mostly big shapes and mostly faint
+    (``MEASURES.pale_strong``). Text keeps its rhythm however pale.
+
+    A woodcut printed pale, or scanned with little contrast, has faint strokes, broken
+    into specks where they are dark, so its strong ink reads as text; a pale drawing's
+    faint ink is big shapes (PARAMS["big"] of it, as strong ink is a picture's)."""
     x0, y0, x1, y1 = box
-    if float(ink.zone[y0:y1, x0:x1].mean()) >= PALE_ZONE:
+    if float(ink.zone[y0:y1, x0:x1].mean()) >= C.pale_zone:
         return False
     # a stamp's faint ink (its colour gone the paper's tint in a warm light) is no drawing
-    if any(intersection(box, s) >= 0.5 * (x1 - x0) * (y1 - y0) for s in ink.stamps):
+    in_stamp = C.pale_in_stamp * (x1 - x0) * (y1 - y0)
+    if any(intersection(box, s) >= in_stamp for s in ink.stamps):
         return False
     weak = ink.weak[y0:y1, x0:x1].astype(np.uint8)
-    if ink.strong[y0:y1, x0:x1].sum() > PALE_STRONG * weak.sum():  # dark: written, not pale
+    if ink.strong[y0:y1, x0:x1].sum() > C.pale_strong * weak.sum():  # dark: written, not pale
         return False
     tall, area = in_tall_shapes(weak, ink.th)
     return area > 0 and tall >= PARAMS["big"] * area
@@ -125,19 +112,21 @@ def lettering(box: Box, ink: Ink) -> bool:
     x0, y0, x1, y1 = box
     st = ink.stats[1:]
     h = y1 - y0
-    shaped = within(st, box) & (st[:, 3] >= 0.5 * h) & (st[:, 2] <= 1.6 * st[:, 3])
-    tall = st[[i for i in np.flatnonzero(shaped) if _holes(ink, i + 1) <= 2]]
+    shaped = (within(st, box) & (st[:, 3] >= C.lettering_shape_h * h)
+              & (st[:, 2] <= C.letter_aspect * st[:, 3]))
+    holes = C.letter_holes
+    tall = st[[i for i in np.flatnonzero(shaped) if _holes(ink, i + 1) <= holes]]
     # three tall shapes side by side may be three small woodcuts; four rarely are
-    need = 3 if h < 8 * ink.th else 4
-    return len(tall) >= need and tall[:, 2].sum() >= 0.4 * (x1 - x0)
+    need = C.lettering_few if h < C.lettering_few_under * ink.th else C.lettering_many
+    return len(tall) >= need and tall[:, 2].sum() >= C.lettering_width * (x1 - x0)
 
 
 def title_row(box: Box, ink: Ink) -> bool:
-    """Title lettering, one line or several: ``TITLE_INK`` of the box's ink on lines of
-    title letters (``title_letters``). A line's ink is its letters and whatever else sits in
-    its rows no taller than it: words glued into one shape, a hyphen; not a woodcut
-    initial beside it (taller than the line) or the rules of a title frame (no line's
-    rows hold them), so an initial with its title is lettering too."""
+    """Title lettering, one line or several: ``MEASURES.title_ink`` of the box's ink on
+    lines of title letters (``title_letters``). A line's ink is its letters and whatever
+    else sits in its rows no taller than it: words glued into one shape, a hyphen; not a
+    woodcut initial beside it (taller than the line) or the rules of a title frame (no
+    line's rows hold them), so an initial with its title is lettering too."""
     x0, y0, x1, y1 = box
     titled = title_letters(box, ink)
     if not len(titled):
@@ -147,9 +136,9 @@ def title_row(box: Box, ink: Ink) -> bool:
     inside = within(st, box)
     on = np.zeros(len(st), bool)
     for top, bottom in _lines(y[titled], h[titled]):
-        slack = 0.1 * (bottom - top)
+        slack = C.title_line_slack * (bottom - top)
         on |= inside & (y >= top - slack) & (y + h <= bottom + slack) & (h <= bottom - top)
-    return float(st[on, 4].sum()) >= TITLE_INK * float(ink.strong[y0:y1, x0:x1].sum())
+    return float(st[on, 4].sum()) >= C.title_ink * float(ink.strong[y0:y1, x0:x1].sum())
 
 
 def title_letters(box: Box, ink: Ink) -> np.ndarray:
@@ -159,7 +148,8 @@ def title_letters(box: Box, ink: Ink) -> np.ndarray:
     line tells what it is)."""
     st = ink.stats[1:]
     y, w, h, a = st[:, 1], st[:, 2], st[:, 3], st[:, 4]
-    letter = (h >= 2 * ink.th) & (w >= 0.25 * h) & (w <= 1.6 * h) & (a <= 0.6 * w * h)
+    letter = ((h >= C.title_letter_h * ink.th) & (w >= C.title_letter_thin * h)
+              & (w <= C.letter_aspect * h) & (a <= C.title_letter_fill * w * h))
     inside = letter & within(st, box)
     if not inside.any():
         return np.zeros(0, int)
@@ -169,20 +159,23 @@ def title_letters(box: Box, ink: Ink) -> np.ndarray:
                - np.maximum(y[cand][:, None], y[others][None, :]))
     low = np.minimum(ch, oh)
     # the same size; or the same cap line with a tail below it (a Q, a J: up to half again)
-    capped = ((np.abs(y[cand][:, None] - y[others][None, :]) <= 0.15 * low)
-              & (np.maximum(ch, oh) <= 1.5 * low))
-    alike = ((np.abs(oh - ch) <= 0.2 * ch) | capped) & (overlap >= 0.7 * low)
-    return np.array([i for i in cand[alike.sum(axis=1) >= 4] if _holes(ink, i + 1) <= 2],
-                    int)
+    capped = ((np.abs(y[cand][:, None] - y[others][None, :]) <= C.title_cap_line * low)
+              & (np.maximum(ch, oh) <= C.title_tail * low))
+    alike = (((np.abs(oh - ch) <= C.title_same_size * ch) | capped)
+             & (overlap >= C.title_overlap * low))
+    holes = C.letter_holes
+    return np.array([i for i in cand[alike.sum(axis=1) >= C.title_alike]
+                     if _holes(ink, i + 1) <= holes], int)
 
 
 def _lines(tops: np.ndarray, heights: np.ndarray) -> list[tuple[int, int]]:
     """(top, bottom) rows of the lines that letters make, top to bottom: a letter that
     reaches over a third of its height above a line's bottom is on that line."""
     lines: list[list[int]] = []
+    join = C.line_join
     for i in np.argsort(tops, kind="stable"):
         t, b = int(tops[i]), int(tops[i] + heights[i])
-        if lines and t < lines[-1][1] - heights[i] / 3:
+        if lines and t < lines[-1][1] - heights[i] / join:
             lines[-1][1] = max(lines[-1][1], b)
         else:
             lines.append([t, b])
@@ -201,8 +194,8 @@ def _holes(ink: Ink, label: int) -> int:
 
 def ink_chart(box: Box, ink: Ink) -> bool:
     """A colour or grey chart photographed with the page: a row (or a column) of
-    ``CHART_PATCHES`` solid blocks or more, of one size, holding a good part of the box's
-    ink (``CHART_INK``).
+    ``MEASURES.chart_patches`` solid blocks or more, of one size, holding a good part of
+    the box's ink (``MEASURES.chart_ink``).
 
     The page extent leaves a chart out when it finds the page; this is for when it cannot
     (a white page on a pale card). A print has no run of flat blocks: a woodcut's black
@@ -211,18 +204,23 @@ def ink_chart(box: Box, ink: Ink) -> bool:
     """
     x0, y0, x1, y1 = box
     x, y, w, h, a = (ink.stats[1:, i].astype(np.int64) for i in range(5))
-    solid = (within(ink.stats[1:], box) & (np.minimum(w, h) >= max(3.0, 0.5 * ink.th))
-             & (a >= 0.85 * w * h))
-    if solid.sum() < CHART_PATCHES:
+    least = max(C.chart_patch_min_px, C.chart_patch_min_th * ink.th)
+    solid = (within(ink.stats[1:], box) & (np.minimum(w, h) >= least)
+             & (a >= C.chart_patch_fill * w * h))
+    patches = C.chart_patches
+    if solid.sum() < patches:
         return False
     x, y, w, h, a = x[solid], y[solid], w[solid], h[solid], a[solid]
     ink_px = int(ink.strong[y0:y1, x0:x1].sum())
+    align_px, align, same_side, same_other = (C.chart_align_px, C.chart_align,
+                                              C.chart_same_side, C.chart_same_other)
+    chart_ink = C.chart_ink
     for lead, side, other in ((y, h, w), (x, w, h)):  # a row, then a column
         for i in range(len(lead)):
-            like = ((np.abs(lead - lead[i]) <= max(2.0, 0.2 * side[i]))
-                    & (np.abs(side - side[i]) <= 0.25 * side[i])
-                    & (np.abs(other - other[i]) <= 0.5 * other[i]))
-            if like.sum() >= CHART_PATCHES and a[like].sum() >= CHART_INK * ink_px:
+            like = ((np.abs(lead - lead[i]) <= max(align_px, align * side[i]))
+                    & (np.abs(side - side[i]) <= same_side * side[i])
+                    & (np.abs(other - other[i]) <= same_other * other[i]))
+            if like.sum() >= patches and a[like].sum() >= chart_ink * ink_px:
                 return True
     return False
 
@@ -230,11 +228,13 @@ def ink_chart(box: Box, ink: Ink) -> bool:
 def patch_run_over(box: Box, ink: Ink) -> bool:
     """A chart's run of colour patches (``charts.patch_runs``) lies in the box (a crop
     with a chart in it is no training image, whatever else it holds), or covers
-    ``CHART_COVER`` of it: a patch the colour of the card cuts the row into boxes of
-    two or three patches."""
+    ``MEASURES.chart_cover`` of it: a patch the colour of the card cuts the row into boxes
+    of two or three patches."""
     x0, y0, x1, y1 = box
-    return any(intersection(run, box) >= min(CHART_COVER * (x1 - x0) * (y1 - y0),
-                                             CHART_HELD * (run[2] - run[0]) * (run[3] - run[1]))
+    cover = C.chart_cover * (x1 - x0) * (y1 - y0)
+    held = C.chart_held
+    return any(intersection(run, box) >= min(cover,
+                                             held * (run[2] - run[0]) * (run[3] - run[1]))
                for run in ink.patch_runs)
 
 
@@ -243,7 +243,7 @@ def photo(box: Box, ink: Ink) -> bool:
     x0, y0, x1, y1 = box
     weak = int(ink.weak[y0:y1, x0:x1].sum())
     strong = int(ink.strong[y0:y1, x0:x1].sum())
-    return weak > 0 and (weak - strong) / weak > 0.5
+    return weak > 0 and (weak - strong) / weak > C.photo_faint
 
 
 def faint(box: Box, ink: Ink) -> bool:
@@ -252,16 +252,18 @@ def faint(box: Box, ink: Ink) -> bool:
     x0, y0, x1, y1 = box
     if ink.binary:  # paper exactly white: no show-through or foxing to be faint with
         return False
-    return (float(ink.strong[y0:y1, x0:x1].mean()) < 0.03
-            and float(np.percentile(ink.d[y0:y1, x0:x1], 99)) < 1.3 * ink.t)
+    return (float(ink.strong[y0:y1, x0:x1].mean()) < C.faint_strong
+            and float(np.percentile(ink.d[y0:y1, x0:x1], C.faint_percentile))
+            < C.faint_darkest * ink.t)
 
 
 def unprinted(ink: Ink) -> bool:
     """A page with no print on it, only what shows through from the other side (a blank
     verso behind a plate: the plate mirrored, faint and blurred) or stains: its darkest
-    ink is paler than any printed page's (``UNPRINTED``). Paper scanned pure white counts
-    too: a scan clipped to white still shows what lies behind."""
-    return ink.darkest < UNPRINTED
+    ink is paler than any printed page's (``MEASURES.unprinted`` levels below the paper).
+    Paper scanned pure white counts too: a scan clipped to white still shows what lies
+    behind."""
+    return ink.darkest < C.unprinted
 
 
 def at_edge(box: Box, ink: Ink) -> bool:
@@ -269,28 +271,29 @@ def at_edge(box: Box, ink: Ink) -> bool:
     shadowed margin."""
     h, w = ink.shape
     x0, y0, x1, y1 = box
-    side = (x0 <= 0.03 * w or x1 >= 0.97 * w) and x1 - x0 < 0.1 * w
-    top = (y0 <= 0.03 * h or y1 >= 0.97 * h) and y1 - y0 < 0.1 * h
-    near = x0 <= 0.03 * w or x1 >= 0.97 * w or y0 <= 0.03 * h or y1 >= 0.97 * h
+    m, far, narrow = C.edge_margin, C.edge_margin_far, C.edge_narrow
+    side = (x0 <= m * w or x1 >= far * w) and x1 - x0 < narrow * w
+    top = (y0 <= m * h or y1 >= far * h) and y1 - y0 < narrow * h
+    near = x0 <= m * w or x1 >= far * w or y0 <= m * h or y1 >= far * h
     # a curled corner or a shadow: faint, thin ink; anything printed is denser
-    return side or top or (near and float(ink.weak[y0:y1, x0:x1].mean()) < 0.15)
+    return side or top or (near and float(ink.weak[y0:y1, x0:x1].mean()) < C.edge_faint)
 
 
 def marked_text(box: Box, ink: Ink) -> bool:
     """Set text, whatever is inked over it (a stamp whose ring is not seen: grey, worn,
     or a black stamp's emblem): the lines beside the box run on through it, so its rows'
-    darkness rises and falls with theirs (``LINES_THROUGH``). A picture breaks the lines
-    it is set among, and its rows follow its own drawing."""
+    darkness rises and falls with theirs (``MEASURES.lines_through``). A picture breaks
+    the lines it is set among, and its rows follow its own drawing."""
     x0, y0, x1, y1 = box
     h, w = ink.shape
-    if max(x1 - x0, y1 - y0) > STAMP_BOX * max(h, w):
+    if max(x1 - x0, y1 - y0) > C.stamp_box * max(h, w):
         return False
-    beside = max(2, int(BESIDE * ink.th))
+    beside = max(C.marked_beside_min_px, int(C.marked_beside * ink.th))
     strips = [(max(0, x0 - beside), x0), (x1, min(w, x1 + beside))]
     strips = [(a, b) for a, b in strips if b > a]
     if not strips or max(float(ink.zone[y0:y1, a:b].any(axis=1).mean())
-                         for a, b in strips) < LINES_BESIDE:
+                         for a, b in strips) < C.lines_beside:
         return False
     lines = sum(ink.glyphs[y0:y1, a:b].mean(axis=1) for a, b in strips)
     rows = ink.d[y0:y1, x0:x1].mean(axis=1, dtype=np.float32)
-    return corr(rows, lines) >= LINES_THROUGH
+    return corr(rows, lines) >= C.lines_through

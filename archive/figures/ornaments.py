@@ -11,29 +11,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from archive.figures.config.units import UNITS
+from archive.figures.config.verdicts import MEASURES as C
 from archive.figures.ink import PARAMS, Box, Ink, corr, runs, tighten
 
-# Least left-right and up-down mirror correlation of a frame or a cartouche, of its box
-# and of its inner three quarters: scenes measured 0.25 at most inside on the early books
-FRAME_SYM = (0.4, 0.5)
-# an unframed vignette (a tailpiece, a printer's device) is an ornament up to this many
-# text heights; framed, a picture (a framed devotional woodcut: 0.74 of its least side)
-VIGNETTE_H, FRAMED = 20.0, 0.6
-# least mirror correlation of a vignette (``_vignette_mirror``): on the early books at ten
-# preview sizes the labelled ornaments that reach the rule measured 0.53 at least, the
-# pictures 0.46 at most (an emblem of a cup and serpent, bpt6k3041989v f30)
-VIGNETTE_SYM = 0.5
-# an initial hung in the margin starts this many text heights left of its column's lines
-# (bpt6k1521441j f40's cadels: about 3 at preview scale), found from the lines within
-# this many text heights below it (else above), which run on beside it in this share of
-# its rows (the text zone's)
-HUNG, LINES_LOOKED, ZONE_BESIDE = 1.0, 8.0, 0.6
-# "beside" a vignette ends at a blank run this many text heights wide: text set beside a
-# picture starts within a text height or two of it, and an opening's margins and fold
-# are wider (at 4, ufal's slides and theses lost 9 crops, pictures side by side)
-ALONE_GAP = 8.0
-MIRROR_TURNS = (-3.0, -1.5, 1.5, 3.0)  # degrees: the mirror of a shape scanned 1.5° askew
-MIRROR_TURNED = 0.15  # of the image: boxes bigger than this (plates) are compared unturned
+# the name ``proposals`` imports: a frame's outer band is inked along this share of each
+# side (``framed``)
+FRAMED = C.framed
 
 
 def symmetry(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]:
@@ -52,21 +36,24 @@ def symmetry(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]:
 
 
 def _turnable(box: Box, ink: Ink) -> bool:
-    """Whether a box's mirror is also compared turned: more than a speck, and no bigger
-    than ``MIRROR_TURNED`` of the image (8 more warps of a plate cost milliseconds). Of
-    the image, not of the page inside it: a cost guard must not decide a verdict, and
-    against the page, a gutter shadow that moved the page's edge by 8% turned the arms
-    of Toul (bpt6k6127905 f2) from an ornament into a crop."""
+    """Whether a box's mirror is also compared turned: more than a speck
+    (``MEASURES.speck_side_px``), and no bigger than ``MEASURES.mirror_turned`` of the
+    image (8 more warps of a plate cost milliseconds). Of the image, not of the page
+    inside it: a cost guard must not decide a verdict, and against the page, a gutter
+    shadow that moved the page's edge by 8% turned the arms of Toul (bpt6k6127905 f2)
+    from an ornament into a crop."""
     x0, y0, x1, y1 = box
     h, w = ink.full
-    return min(x1 - x0, y1 - y0) > 4 and (x1 - x0) * (y1 - y0) <= MIRROR_TURNED * h * w
+    return (min(x1 - x0, y1 - y0) > C.speck_side_px
+            and (x1 - x0) * (y1 - y0) <= C.mirror_turned * h * w)
 
 
 def _mirror_corr(box: Box, ink: Ink, turned: bool = True) -> tuple[float, float]:
     """``symmetry`` worked out: blurred by a ``WORK_SIDE`` pixel, so a stroke's exact place
     does not count. A scan is seldom square to the page: a shape turned by an angle has
     its mirror turned by twice that, so with ``turned`` (a ``_turnable`` box) it is also
-    compared with its mirror turned by ``MIRROR_TURNS``, and the best is its symmetry."""
+    compared with its mirror turned by ``MEASURES.mirror_turns``, and the best is its
+    symmetry."""
     d = _blurred(box, ink)
     lr, ud = d[:, ::-1], d[::-1, :]
     if not turned:
@@ -80,16 +67,16 @@ def _blurred(box: Box, ink: Ink) -> np.ndarray:
     """The box's darkness blurred by a ``WORK_SIDE`` pixel (a speck's is left as it is)."""
     x0, y0, x1, y1 = box
     d = ink.d[y0:y1, x0:x1].astype(np.float32)
-    return cv2.GaussianBlur(d, (0, 0), ink.px) if min(d.shape) > 4 else d
+    return cv2.GaussianBlur(d, (0, 0), ink.px) if min(d.shape) > C.speck_side_px else d
 
 
 def _turned_corr(d: np.ndarray, mirror: np.ndarray, axis: tuple[float, float]) -> float:
     """The best correlation of ``d`` with its ``mirror`` as it is and turned by
-    ``MIRROR_TURNS`` about ``axis`` (the mirror's centre, x and y)."""
+    ``MEASURES.mirror_turns`` about ``axis`` (the mirror's centre, x and y)."""
     h, w = d.shape
     return max([corr(d, mirror)] + [
         corr(d, cv2.warpAffine(mirror, cv2.getRotationMatrix2D(axis, a, 1.0), (w, h),
-                               borderMode=cv2.BORDER_REPLICATE)) for a in MIRROR_TURNS])
+                               borderMode=cv2.BORDER_REPLICATE)) for a in C.mirror_turns])
 
 
 def _vignette_mirror(box: Box, ink: Ink) -> float:
@@ -104,7 +91,7 @@ def _vignette_mirror(box: Box, ink: Ink) -> float:
         return best
     d = _blurred(box, ink)
     h, w = d.shape
-    for dx in (-1.0, 1.0):
+    for dx in C.vignette_shifts:
         moved = cv2.warpAffine(d[:, ::-1].copy(), np.float32([[1, 0, dx], [0, 1, 0]]), (w, h),
                                borderMode=cv2.BORDER_REPLICATE)
         best = max(best, _turned_corr(d, moved, ((w - 1 + dx) / 2, (h - 1) / 2)))
@@ -120,7 +107,7 @@ def _inset(box: Box, share: float) -> Box:
 
 def small_ornament(box: Box, ink: Ink) -> str:
     """"initial", "ornament" or "" for a shape under ``PARAMS["small_h"]`` text heights
-    (an initial or an unframed vignette: under ``VIGNETTE_H``).
+    (an initial or an unframed vignette: under ``MEASURES.vignette_h``).
 
     That small (under about ten lines of text), a shape is an initial when it is a square
     block (a woodcut or painted initial fills its square to every side; a figure's outline
@@ -130,63 +117,66 @@ def small_ornament(box: Box, ink: Ink) -> str:
     its right); and it is a fleuron, a tailpiece or a
     printer's device when it stands alone on its lines, is mirror-symmetric and no taller
     than wide (a standing figure is taller than wide). A tailpiece or a device has no
-    frame, and stands a little taller: up to ``VIGNETTE_H`` text heights; a framed
+    frame, and stands a little taller: up to ``MEASURES.vignette_h`` text heights; a framed
     woodcut of that size, symmetric as it may be (a devotional image), is a picture.
     """
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
-    if bh >= VIGNETTE_H * ink.th:
+    if bh >= C.vignette_h * ink.th:
         return ""
     small = bh < PARAMS["small_h"] * ink.th
     # a painted initial's pale ground can glue on the words set beside it: its own block
     # is an initial even when narrow (a tall painted letter); a standing figure has no
     # lines of text inside its box
     core = _core(box, ink) if small else box
-    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=0.5)):
+    if _initial(box, ink) or (core != box and _initial(core, ink, narrow=C.core_narrow)):
         return "initial"
     if small and _hung(box, ink):
         return "initial"
     if not small and framed(box, ink):
         return ""
-    wide = bw >= 0.85 * bh
+    wide = bw >= C.vignette_wide * bh
     return ("ornament" if wide and _alone(box, ink)
-            and _vignette_mirror(box, ink) >= VIGNETTE_SYM else "")
+            and _vignette_mirror(box, ink) >= C.vignette_sym else "")
 
 
 def framed(box: Box, ink: Ink) -> bool:
     """Whether a frame runs round the box, or the picture fills it (a photograph): its
-    thin outer band (4% of a side, 2 px at least) inked along FRAMED of each side, weak
-    ink counted. A vignette's outline touches its box here and there (a basket's rim, a
-    device's cartouche: 0.46 of its least side at the most)."""
-    return _side_cover(box, ink, 25, least=2) >= FRAMED
+    thin outer band (``MEASURES.frame_band_parts``-th of a side, 4%, and
+    ``MEASURES.frame_band_min_px`` px at least) inked along ``MEASURES.framed`` of each
+    side, weak ink counted. A vignette's outline touches its box here and there (a
+    basket's rim, a device's cartouche: 0.46 of its least side at the most)."""
+    return (_side_cover(box, ink, C.frame_band_parts, least=C.frame_band_min_px)
+            >= C.framed)
 
 
-def _initial(box: Box, ink: Ink, narrow: float = 0.7) -> bool:
+def _initial(box: Box, ink: Ink, narrow: float = C.initial_narrow) -> bool:
     """A square block, or a solid one no narrower than ``narrow`` of its height, with
     lines of text running on at its right for at least its width."""
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
     aspect = bw / max(1, bh)
-    square = 0.8 <= aspect <= 1.3 and _blocky(box, ink)
+    square = C.initial_square_min <= aspect <= C.initial_square_max and _blocky(box, ink)
     # a painted ground, about square (a dark standing figure is taller than wide)
-    solid = narrow <= aspect <= 1.4 and float(ink.strong[y0:y1, x0:x1].mean()) >= 0.5
+    solid = (narrow <= aspect <= C.initial_solid_max
+             and float(ink.strong[y0:y1, x0:x1].mean()) >= C.initial_solid_ink)
     return (square or solid) and _text_runs_on(box, ink) >= bw
 
 
 def _hung(box: Box, ink: Ink) -> bool:
     """An initial hung in the margin (a cadel: a letter penned or cut in flourishes,
-    neither a square block nor a solid one): it starts HUNG text heights or more left of
-    the text column whose lines it begins, reaches it (ends at the column's first ink or
-    in it: a flourish boxed apart from its letter ends just there), and those lines run
-    on at its right. A picture set beside text starts where the column does; one in the
-    margin stops short of the column."""
+    neither a square block nor a solid one): it starts ``MEASURES.hung`` text heights or
+    more left of the text column whose lines it begins, reaches it (ends at the column's
+    first ink or in it: a flourish boxed apart from its letter ends just there), and those
+    lines run on at its right. A picture set beside text starts where the column does;
+    one in the margin stops short of the column."""
     x0, y0, x1, y1 = box
     left = _column_left(box, ink)
-    if left is None or not x0 <= left - HUNG * ink.th <= x1 - ink.th:
+    if left is None or not x0 <= left - C.hung * ink.th <= x1 - ink.th:
         return False
-    beside = ink.zone[y0:y1, x1:x1 + int(4 * ink.th) + 1]
+    beside = ink.zone[y0:y1, x1:x1 + int(C.text_starts_within * ink.th) + 1]
     # a tall cadel spans the gaps between its lines: the zone holds them, glyphs do not
-    return ((beside.size > 0 and float(beside.any(axis=1).mean()) >= ZONE_BESIDE)
+    return ((beside.size > 0 and float(beside.any(axis=1).mean()) >= C.zone_beside)
             or _text_runs_on(box, ink) >= x1 - x0)
 
 
@@ -196,49 +186,52 @@ def _column_left(box: Box, ink: Ink) -> int | None:
     paragraph indented), over the box's width and four times it to its right; None where
     no text is set there."""
     x0, y0, x1, y1 = box
-    span = int(LINES_LOOKED * ink.th)
-    cx0, cx1 = max(0, x0 - (x1 - x0)), min(ink.shape[1], x1 + 4 * (x1 - x0))
+    span = int(C.lines_looked * ink.th)
+    cx0, cx1 = max(0, x0 - (x1 - x0)), min(ink.shape[1], x1 + C.look_right * (x1 - x0))
     for r0, r1 in ((y1, y1 + span), (y0 - span, y0)):
         rows = ink.strong[max(0, r0):max(0, r1), cx0:cx1]
         lit = rows.any(axis=1)
-        if lit.sum() >= 2 * ink.th:
-            return cx0 + int(np.quantile(np.argmax(rows[lit], axis=1), 0.25))
+        if lit.sum() >= C.column_lines * ink.th:
+            return cx0 + int(np.quantile(np.argmax(rows[lit], axis=1),
+                                         C.column_left_quantile))
     return None
 
 
 def _core(box: Box, ink: Ink) -> Box:
     """The solid block at a box's left when the rest of the box is words glued on: its
-    run of columns 60% full of ink (a painted initial's ground; lines of text never
-    fill a column that much), and beyond it, glyph-sized shapes only. Else the box."""
+    run of columns ``MEASURES.core_dense`` full of ink (a painted initial's ground; lines
+    of text never fill a column that much), and beyond it, glyph-sized shapes only. Else
+    the box."""
     x0, y0, x1, y1 = box
-    dense = ink.weak[y0:y1, x0:x1].mean(axis=0) >= 0.6
+    dense = ink.weak[y0:y1, x0:x1].mean(axis=0) >= C.core_dense
     lead = int(np.argmax(dense)) if dense.any() else len(dense)
     if lead > ink.th:
         return box
     run = runs(dense[lead:], 1)
     end = x0 + lead + (run[0][1] if run and run[0][0] == 0 else 0)
-    if end - x0 - lead < 2 * ink.th or x1 - end < 2 * ink.th:
+    if end - x0 - lead < C.core_min_w * ink.th or x1 - end < C.core_min_w * ink.th:
         return box
     rest = ink.strong[y0:y1, end:x1]
     # words, most of them apart (the first may be glued on): not a picture's own ink
-    if not rest.any() or ink.glyphs[y0:y1, end:x1][rest].mean() < 0.6:
+    if not rest.any() or ink.glyphs[y0:y1, end:x1][rest].mean() < C.core_words:
         return box
     return tighten((x0 + lead, y0, end, y1), ink.strong) or box
 
 
 def _alone(box: Box, ink: Ink) -> bool:
     """Nothing printed beside the box in its rows, up to the first blank run of
-    ``ALONE_GAP`` text heights either side (a vignette stands alone on its line; a
-    picture set beside text or beside another picture does not). Not past it: in an
+    ``MEASURES.alone_gap`` text heights either side (a vignette stands alone on its line;
+    a picture set beside text or beside another picture does not). Not past it: in an
     opening, two pages in one scan, the facing page's text runs in the same rows past
     the margins and the fold."""
     x0, y0, x1, y1 = box
-    gap, blank = int(ink.th) + 1, max(2, int(ALONE_GAP * ink.th))
+    gap, blank = int(ink.th) + 1, max(C.alone_gap_min_px, int(C.alone_gap * ink.th))
     rows = ink.strong[y0:y1]
     left = rows[:, :max(0, x0 - gap)][:, ::-1]  # outward from the box
     right = rows[:, x1 + gap:]
     beside = _up_to_blank(left, blank) + _up_to_blank(right, blank)
-    return float((beside >= max(3.0, 1.5 * ink.th)).mean()) <= 0.25
+    row_ink = max(C.alone_row_ink_px, C.alone_row_ink * ink.th)
+    return float((beside >= row_ink).mean()) <= C.alone_rows
 
 
 def _up_to_blank(side: np.ndarray, blank: int) -> np.ndarray:
@@ -253,8 +246,9 @@ def _up_to_blank(side: np.ndarray, blank: int) -> np.ndarray:
 
 
 def _blocky(box: Box, ink: Ink) -> bool:
-    """Ink near each of the four sides along 40% of that side at least."""
-    return _side_cover(box, ink, 10) >= 0.4
+    """Ink near each of the four sides (within ``MEASURES.block_band_parts``-th of the box)
+    along ``MEASURES.block_cover`` of that side at least."""
+    return _side_cover(box, ink, C.block_band_parts) >= C.block_cover
 
 
 def _side_cover(box: Box, ink: Ink, parts: int, least: int = 1) -> float:
@@ -269,14 +263,16 @@ def _side_cover(box: Box, ink: Ink, parts: int, least: int = 1) -> float:
 
 
 def _text_runs_on(box: Box, ink: Ink) -> int:
-    """How far (px) glyphs run on at a box's right, in a quarter of its rows or more,
-    starting within four text heights of it; 0 when no text starts there."""
+    """How far (px) glyphs run on at a box's right, in ``MEASURES.runs_on_rows`` of its
+    rows or more, starting within ``MEASURES.text_starts_within`` text heights of it; 0
+    when no text starts there."""
     x0, y0, x1, y1 = box
-    right = ink.glyphs[y0:y1, x1:min(ink.shape[1], x1 + 4 * (x1 - x0))]
+    right = ink.glyphs[y0:y1, x1:min(ink.shape[1], x1 + C.look_right * (x1 - x0))]
     if not right.size:
         return 0
-    cols = np.flatnonzero(right.mean(axis=0) >= 0.25)
-    near = right[:, :int(4 * ink.th) + 1].any(axis=1).mean() >= 0.5
+    cols = np.flatnonzero(right.mean(axis=0) >= C.runs_on_rows)
+    near = (right[:, :int(C.text_starts_within * ink.th) + 1].any(axis=1).mean()
+            >= C.runs_on_near)
     return int(cols[-1]) + 1 if near and len(cols) else 0
 
 
@@ -284,18 +280,19 @@ def ornament(box: Box, ink: Ink, turned: bool = True) -> bool:
     """Bands (head- and tailpieces), shapes symmetric both ways (fleurons, frames), flourishes.
 
     Risk, stated: a sparse, mirror-symmetric line drawing (an apparatus seen from the
-    front) reads as a flourish; engravings are denser than the 15% ink floor. ``turned``
-    as in ``symmetry``.
+    front) reads as a flourish; engravings are denser than the ink floor
+    (``MEASURES.flourish_ink``). ``turned`` as in ``symmetry``.
     """
     bw, bh = box[2] - box[0], box[3] - box[1]
     aspect = bw / max(1, bh)
-    if aspect > 3 or aspect < 0.25:
+    if aspect > UNITS.band_aspect or aspect < C.band_aspect_tall:
         return True
     if frame_like(box, ink, turned):
         return True
     x0, y0, x1, y1 = box
     # a mirror-symmetric flourish of thin lines: tailpiece, vignette frame
-    return symmetry(box, ink, turned)[0] > 0.8 and float(ink.strong[y0:y1, x0:x1].mean()) < 0.15
+    return (symmetry(box, ink, turned)[0] > C.flourish_sym
+            and float(ink.strong[y0:y1, x0:x1].mean()) < C.flourish_ink)
 
 
 def frame_like(box: Box, ink: Ink, turned: bool = True) -> bool:
@@ -303,5 +300,5 @@ def frame_like(box: Box, ink: Ink, turned: bool = True) -> bool:
     holds a hand's lines or arms: roughly so, and inside too); a scene is not both ways.
     ``turned`` as in ``symmetry``."""
     lr, ud = symmetry(box, ink, turned)
-    return (min(lr, ud) > FRAME_SYM[0]
-            and min(symmetry(_inset(box, 1 / 8), ink, turned)) > FRAME_SYM[1])
+    return (min(lr, ud) > C.frame_sym[0]
+            and min(symmetry(_inset(box, C.frame_inset), ink, turned)) > C.frame_sym[1])

@@ -17,28 +17,20 @@ import cv2
 import numpy as np
 
 from archive.figures import components
+from archive.figures.config.proposals import PROPOSALS as C
+from archive.figures.config.units import UNITS
+from archive.figures.config.verdicts import MEASURES
 from archive.figures.frames import Picture, unframed
 from archive.figures.ink import PARAMS, Box, Ink, intersection, runs, tighten
 from archive.figures.measures import big_share, lettering, photo
-from archive.figures.ornaments import FRAMED, frame_like, framed, ornament, symmetry
+from archive.figures.ornaments import frame_like, framed, ornament, symmetry
 
-# a box's edge strip with no print in it is a stain when this many text heights deep
-# and a tone (faint ink over this share of it: a woodcut's pale part, thin lines on
-# paper, measured 1-2% of its strip, stains 10-60%)
-STAIN, STAIN_TONE = 2.0, 0.05
-# a painted border band is no wider than this share of the page across it
-BORDER = 0.2
-# a box's column of set text runs down this share of its rows: a page's column beside a
-# picture, cut off first (``_text_column``)
-TEXT_COLUMN = 0.8
-# two boxes side by side share this share of the lower one's height; the halves of a
-# broken frame have its lines across this share of the gap between them, top and bottom
-# (Moreno 279_4's cartouche -0.75 degrees askew: 0.53; at 375-700 px as published 0.52-0.62)
-ROW, GAP_CROSSED = 0.8, 0.5
-# A headpiece of cast ornaments: blocks in one row, each no deeper than HEAD_DEEP text
-# heights, HEAD_GAP text heights apart at most, with the pieces beside them in the same
-# row, make a band (three times as long as deep) that mirrors about its middle (HEAD_SYM)
-HEAD_DEEP, HEAD_GAP, HEAD_SYM = 8.0, 2.0, 0.5
+# The stage's constants (the stain's depth and tone, the border band's width, the rows
+# of a broken frame and of a headpiece...) are fields of ``config.proposals.PROPOSALS``,
+# each with where it was measured. A headpiece of cast ornaments: blocks in one row, each
+# no deeper than ``head_deep`` text heights, ``head_gap`` text heights apart at most,
+# with the pieces beside them in the same row, make a band (``band_aspect`` times as long
+# as deep) that mirrors about its middle (``head_sym``).
 
 
 def candidate_boxes(ink: Ink, picture: Picture) -> list[Box]:
@@ -56,7 +48,7 @@ def candidate_boxes(ink: Ink, picture: Picture) -> list[Box]:
     # line) is an ornament whole: cut where the text beside it runs, its slices are not
     # pictures
     bands = [b for b, (_x, _y, bw, bh, a) in zip(boxes, seeds.tolist(), strict=True)
-             if _band(b) and a >= 0.3 * bw * bh and _border_wide(b, ink.shape)]
+             if _band(b) and a >= C.band_ink_share * bw * bh and _border_wide(b, ink.shape)]
     boxes = _merge(boxes, g)
     boxes = _absorb(boxes, ink.stats[1:], g)
     boxes = _mended_frames(boxes, ink)
@@ -64,7 +56,8 @@ def candidate_boxes(ink: Ink, picture: Picture) -> list[Box]:
     h, w = ink.full
     out: list[Box] = []
     for b in boxes:
-        speck = (b[2] - b[0]) * (b[3] - b[1]) < 0.002 * h * w  # nothing to cut or trim
+        # nothing to cut or trim
+        speck = (b[2] - b[0]) * (b[3] - b[1]) < C.speck_area_share * h * w
         # a frame or band symmetric both ways is one ornament with whatever it holds
         # (a boxed table of contents): it is not cut where the text inside it runs
         if speck or ornament(b, ink, turned=False):
@@ -76,7 +69,7 @@ def candidate_boxes(ink: Ink, picture: Picture) -> list[Box]:
             # trimmed of a stain nor cut along a channel, and a turn lifts two woodcuts in
             # a row, or a fleuron with its stain, over these thresholds
             whole = (ornament(part, ink, turned=False)
-                     or symmetry(part, ink, turned=False)[0] > 0.6)
+                     or symmetry(part, ink, turned=False)[0] > C.whole_mirror)
             out += [part] if whole else _split(part, ink)
     return _unslice(out, bands)
 
@@ -98,19 +91,21 @@ def _seed_sized(stats: np.ndarray, th: float) -> np.ndarray:
 
 def _page_frame(seeds: np.ndarray) -> np.ndarray:
     """Per seed: thin rules framing a page or a text block, with what it frames: sparse
-    (a tenth of its box inked), holding two other seeds or more, none of which fills
-    most of it. A picture's own frame line holds the picture, which fills it."""
+    (``page_frame_sparse`` of its box inked), holding ``page_frame_least_held`` other
+    seeds or more, none of which fills most of it (``page_frame_fills``). A picture's own
+    frame line holds the picture, which fills it."""
     x, y, w, h, a = (seeds[:, i].astype(np.int64) for i in range(5))
-    # mostly inside (80%): a frame cut by hand or warped on the scan is not quite straight,
-    # and what it frames pokes out of its box here and there
+    # mostly inside (``page_frame_inside``): a frame cut by hand or warped on the scan is
+    # not quite straight, and what it frames pokes out of its box here and there
     ix = (np.minimum(x[None, :] + w[None, :], x[:, None] + w[:, None])
           - np.maximum(x[None, :], x[:, None]))
     iy = (np.minimum(y[None, :] + h[None, :], y[:, None] + h[:, None])
           - np.maximum(y[None, :], y[:, None]))
-    inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.8 * (w * h)[None, :])
+    inside = (ix > 0) & (iy > 0) & (ix * iy >= C.page_frame_inside * (w * h)[None, :])
     np.fill_diagonal(inside, False)
-    fills = inside & ((w * h)[None, :] >= 0.6 * (w * h)[:, None])
-    return (a < 0.1 * w * h) & (inside.sum(axis=1) >= 2) & ~fills.any(axis=1)
+    fills = inside & ((w * h)[None, :] >= C.page_frame_fills * (w * h)[:, None])
+    return ((a < C.page_frame_sparse * w * h) & (inside.sum(axis=1) >= C.page_frame_least_held)
+            & ~fills.any(axis=1))
 
 
 def _mended_frames(boxes: list[Box], ink: Ink) -> list[Box]:
@@ -127,8 +122,8 @@ def _mended_frames(boxes: list[Box], ink: Ink) -> list[Box]:
 
 
 def _one_frame(a: Box, b: Box, boxes: list[Box], ink: Ink) -> bool:
-    """Two boxes side by side in one row (sharing ``ROW`` of the lower one's height),
-    their gap crossed at both ends (``_crossed``) in ``GAP_CROSSED`` of its columns and
+    """Two boxes side by side in one row (sharing ``row_share`` of the lower one's height),
+    their gap crossed at both ends (``_crossed``) in ``gap_crossed_share`` of its columns and
     no other box in their union, which is no framed picture (``ornaments.framed``) and is
     symmetric both ways as a cartouche is (``ornaments.frame_like``, its mirrors as
     scanned). Two woodcuts in a row have bare paper between them; blocks that one frame
@@ -140,7 +135,7 @@ def _one_frame(a: Box, b: Box, boxes: list[Box], ink: Ink) -> bool:
     if any(c not in (a, b) and intersection(c, u) > 0 for c in boxes):
         return False
     gap = ink.weak[u[1]:u[3], left[2]:right[0]]
-    return (float(_crossed(gap, ink, 0).mean()) >= GAP_CROSSED
+    return (float(_crossed(gap, ink, 0).mean()) >= C.gap_crossed_share
             and not framed(u, ink) and frame_like(u, ink, turned=False))
 
 
@@ -150,16 +145,16 @@ def _headpieces(boxes: list[Box], stats: np.ndarray, ink: Ink) -> list[Box]:
     little apart leaves two or three of its blocks seeds, each judged alone, and one of
     them read as an engraving (OCR-D bengel 1751 p7's band of fleurons)."""
     th = ink.th
-    rows = _rows([b for b in boxes if b[3] - b[1] <= HEAD_DEEP * th], th)
+    rows = _rows([b for b in boxes if b[3] - b[1] <= C.head_deep * th], th)
     bands = [_grown_row(functools.reduce(_union, row), stats, th) for row in rows]
-    bands = [b for b in bands if b[2] - b[0] > 3 * (b[3] - b[1])
-             and symmetry(b, ink, turned=False)[0] > HEAD_SYM]
+    bands = [b for b in bands if b[2] - b[0] > UNITS.band_aspect * (b[3] - b[1])
+             and symmetry(b, ink, turned=False)[0] > C.head_sym]
     return _unslice(boxes, bands) if bands else boxes
 
 
 def _rows(boxes: list[Box], th: float) -> list[list[Box]]:
-    """Groups of two boxes or more chained side by side: sharing ``ROW`` of the lower's
-    height, ``HEAD_GAP`` text heights apart at most."""
+    """Groups of two boxes or more chained side by side: sharing ``row_share`` of the
+    lower's height, ``head_gap`` text heights apart at most."""
     groups = [[b] for b in sorted(boxes)]
     merged = True
     while merged:
@@ -175,20 +170,22 @@ def _rows(boxes: list[Box], th: float) -> list[list[Box]]:
 
 def _beside(a: Box, b: Box, th: float) -> bool:
     left, right = sorted((a, b))
-    return -th <= right[0] - left[2] <= HEAD_GAP * th and _same_row(a, b)
+    return -th <= right[0] - left[2] <= C.head_gap * th and _same_row(a, b)
 
 
 def _same_row(a: Box, b: Box) -> bool:
-    """Two boxes whose rows overlap over ``ROW`` of the lower one's height."""
-    return min(a[3], b[3]) - max(a[1], b[1]) >= ROW * min(a[3] - a[1], b[3] - b[1])
+    """Two boxes whose rows overlap over ``row_share`` of the lower one's height."""
+    return min(a[3], b[3]) - max(a[1], b[1]) >= C.row_share * min(a[3] - a[1], b[3] - b[1])
 
 
 def _grown_row(row: Box, stats: np.ndarray, th: float) -> Box:
-    """The row grown sideways over the shapes within its height that lie ``HEAD_GAP``
-    text heights from it at most (a band's stars and end pieces), until none do."""
+    """The row grown sideways over the shapes within its height (``head_row_slack``)
+    that lie ``head_gap`` text heights from it at most (a band's stars and end pieces),
+    until none do."""
     x0, y0, x1, y1 = row
-    ins = stats[(stats[:, 1] >= y0 - th / 2) & (stats[:, 1] + stats[:, 3] <= y1 + th / 2)]
-    gap = HEAD_GAP * th
+    slack = C.head_row_slack * th  # th / 2 as was: the same float
+    ins = stats[(stats[:, 1] >= y0 - slack) & (stats[:, 1] + stats[:, 3] <= y1 + slack)]
+    gap = C.head_gap * th
     while True:
         near = ((ins[:, 0] <= x1 + gap) & (ins[:, 0] + ins[:, 2] >= x0 - gap)
                 & ((ins[:, 0] < x0) | (ins[:, 0] + ins[:, 2] > x1)))
@@ -203,10 +200,12 @@ def _union(a: Box, b: Box) -> Box:
 
 
 def _unslice(boxes: list[Box], bands: list[Box]) -> list[Box]:
-    """Each box that lies within a band, replaced by the whole band (once)."""
+    """Each box that lies within a band (``unslice_inside`` of it), replaced by the
+    whole band (once)."""
+    least = C.unslice_inside
     out: list[Box] = []
     for b in boxes:
-        whole = next((band for band in bands if _inside(b, band) >= 0.8), b)
+        whole = next((band for band in bands if _inside(b, band) >= least), b)
         if whole not in out:
             out.append(whole)
     return out
@@ -218,18 +217,18 @@ def _inside(part: Box, box: Box) -> float:
 
 
 def _band(box: Box) -> bool:
-    """More than three times as long as wide: a border band, never a picture's shape."""
+    """More than ``band_aspect`` times as long as wide: a border band, never a picture's
+    shape."""
     bw, bh = box[2] - box[0], box[3] - box[1]
-    return max(bw, bh) > 3 * min(bw, bh)
+    return max(bw, bh) > UNITS.band_aspect * min(bw, bh)
 
 
 def _border_wide(box: Box, shape: tuple[int, int]) -> bool:
-    """No wider than a margin (BORDER of the page across it): a painted border is
-    (0.16 of the page at most, over the early books and the chapbooks at 9 preview
-    sizes); a text column glued to the miniature over it at preview scale is not (0.29),
-    and taken whole as a band it became one crop of both."""
+    """No wider than a margin (``border_share`` of the page across it): a painted border
+    is; a text column glued to the miniature over it at preview scale is not, and taken
+    whole as a band it became one crop of both."""
     bw, bh = box[2] - box[0], box[3] - box[1]
-    return (bw <= BORDER * shape[1]) if bh >= bw else (bh <= BORDER * shape[0])
+    return (bw <= C.border_share * shape[1]) if bh >= bw else (bh <= C.border_share * shape[0])
 
 
 def _weak_components(ink: Ink) -> np.ndarray:
@@ -270,10 +269,10 @@ def _absorb(boxes: list[Box], stats: np.ndarray, g: int = 1) -> list[Box]:
     for b in boxes:
         ix = np.minimum(x1, b[2] + g) - np.maximum(x, b[0] - g)
         iy = np.minimum(y1, b[3] + g) - np.maximum(y, b[1] - g)
-        # small ones: a page frame's rules reach round the picture, and half of their
-        # box may lie over it
-        inside = (ix > 0) & (iy > 0) & (ix * iy >= 0.5 * area) & (
-            area <= 0.5 * (b[2] - b[0]) * (b[3] - b[1]))
+        # small ones (``absorb_size``): a page frame's rules reach round the picture, and
+        # half of their box may lie over it
+        inside = (ix > 0) & (iy > 0) & (ix * iy >= C.absorb_inside * area) & (
+            area <= C.absorb_size * (b[2] - b[0]) * (b[3] - b[1]))
         if inside.any():
             b = (min(b[0], int(x[inside].min())), min(b[1], int(y[inside].min())),
                  max(b[2], int(x1[inside].max())), max(b[3], int(y1[inside].max())))
@@ -285,17 +284,17 @@ def _split(box: Box, ink: Ink, depth: int = 0) -> list[Box]:
     """Cut a box along clean paper channels: adjacent woodcuts that nearly touch.
 
     Side-by-side cuts come first (chapbooks set two or three woodcuts in a row), then
-    stacked ones; each part is split again, a few levels deep at most.
+    stacked ones; each part is split again, ``split_depth`` levels deep at most.
     """
     box = _trim_text(_trim_strays(_trim_stain(box, ink), ink), ink)
     x0, y0, x1, y1 = box
     # a headpiece is a row of blocks: one ornament band, however many blocks
-    band = x1 - x0 > 3 * (y1 - y0) and y1 - y0 < 8 * ink.th  # a few lines deep
+    band = x1 - x0 > UNITS.band_aspect * (y1 - y0) and y1 - y0 < C.head_deep * ink.th
     for axis in (1,) if band else (0, 1):
         cuts = _channels(box, ink, axis)
         if cuts:
             parts = _pieces(box, ink.weak, axis, cuts)
-            if depth >= 4 or len(parts) < 2:
+            if depth >= C.split_depth or len(parts) < 2:
                 return parts or [box]
             return [q for part in parts for q in _split(part, ink, depth + 1)]
     return [box]
@@ -311,7 +310,8 @@ def _parts(box: Box, ink: Ink) -> list[Box]:
     parts = _cut_zone(box, ink)
     if len(parts) < 2 or big_share(box, ink) >= PARAMS["big"]:
         return parts
-    pictures = [p for p in parts if big_share(p, ink) >= 0.8 and _weak_density(p, ink) >= 0.35]
+    pictures = [p for p in parts if big_share(p, ink) >= C.part_big_share
+                and _weak_density(p, ink) >= C.part_weak_density]
     return pictures or [box]
 
 
@@ -333,9 +333,9 @@ def _cut_zone(box: Box, ink: Ink, axis: int | None = None) -> list[Box]:
     if first:
         axis = 0 if _text_column(box, ink) else 1
     x0, y0, x1, y1 = box
-    texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= 0.5
+    texty = ink.zone[y0:y1, x0:x1].mean(axis=axis) >= C.texty_line_share
     edges = runs(texty, _two_lines(ink))
-    if not edges or sum(hi - lo for lo, hi in edges) >= 0.8 * len(texty):
+    if not edges or sum(hi - lo for lo, hi in edges) >= C.all_text_share * len(texty):
         return _cut_zone(box, ink, 1 - axis) if first else [box]
     cuts = [0, *[v for run in edges for v in run], len(texty)]  # parts between the bands
     out = []
@@ -348,32 +348,35 @@ def _cut_zone(box: Box, ink: Ink, axis: int | None = None) -> list[Box]:
 
 
 def _text_column(box: Box, ink: Ink) -> bool:
-    """A column of set text runs down the box's whole height (TEXT_COLUMN of its rows):
-    a page's text column glued to the miniature beside it. Cut by rows first, the lines
-    the column's text runs on sliced the miniature across wherever the column filled
-    half the box's width (btv1b8626772v f20 darker or noisier)."""
+    """A column of set text runs down the box's whole height (``text_column_share`` of
+    its rows): a page's text column glued to the miniature beside it. Cut by rows first,
+    the lines the column's text runs on sliced the miniature across wherever the column
+    filled half the box's width (btv1b8626772v f20 darker or noisier)."""
     x0, y0, x1, y1 = box
-    full = ink.zone[y0:y1, x0:x1].mean(axis=0) >= TEXT_COLUMN
+    full = ink.zone[y0:y1, x0:x1].mean(axis=0) >= C.text_column_share
     return bool(runs(full, _two_lines(ink)))
 
 
 def _two_lines(ink: Ink) -> int:
-    """Pixels of set text two lines deep (or a column two lines wide): a band of text
-    that ``_cut_zone`` cuts at, and a column that makes ``_text_column``."""
-    return max(2, int(2.5 * ink.th))
+    """Pixels of set text two lines deep (or a column two lines wide): a glyph's height
+    (``UNITS.glyph_h``), a band of text that ``_cut_zone`` cuts at, and a column that
+    makes ``_text_column``."""
+    return max(C.two_lines_least_px, int(UNITS.glyph_h * ink.th))
 
 
 def _printed(box: Box, ink: Ink) -> bool:
     """Some strong ink that is not text: a margin's faint shading or stain is not printed."""
     x0, y0, x1, y1 = box
     own = ink.strong[y0:y1, x0:x1] & ~ink.text[y0:y1, x0:x1]
-    return int(own.sum()) >= 2 * ink.th * ink.th
+    return int(own.sum()) >= C.printed_least_area * ink.th * ink.th
 
 
 def _trim_strays(box: Box, ink: Ink) -> Box:
     """Drop a sliver of stray ink beyond an empty band at a box's edge (a neighbour's hat
-    brim, a speck): under 5% of the box's ink, parted from it by a text height of paper."""
-    gap = max(2, int(ink.th))
+    brim, a speck): under ``stray_ink_share`` of the box's ink, parted from it by a text
+    height of paper."""
+    gap = max(C.stray_gap_least_px, int(ink.th))
+    stray = C.stray_ink_share
     for axis in (0, 1):  # rows, then columns
         x0, y0, x1, y1 = box
         prof = ink.weak[y0:y1, x0:x1].sum(axis=1 - axis)
@@ -385,8 +388,8 @@ def _trim_strays(box: Box, ink: Ink) -> Box:
         before = np.concatenate(([0], np.cumsum(prof)))  # ink in prof[:i]
         total = float(before[-1])
         i = np.arange(len(band))
-        head = band & (before[i] > 0) & (before[i] < 0.05 * total)
-        tail = band & (total - before[i + gap] > 0) & (total - before[i + gap] < 0.05 * total)
+        head = band & (before[i] > 0) & (before[i] < stray * total)
+        tail = band & (total - before[i + gap] > 0) & (total - before[i + gap] < stray * total)
         lo = int(i[head][0]) + gap if head.any() else 0
         hi = int(i[tail][-1]) if tail.any() else n
         if (lo, hi) != (0, n) and hi > lo:
@@ -397,14 +400,16 @@ def _trim_strays(box: Box, ink: Ink) -> Box:
 
 def _trim_stain(box: Box, ink: Ink) -> Box:
     """Cut off a box's edge strip that holds no print: no row (column) of it with strong
-    ink along 2% of the box, and the rest a stain (``_stain``) that the faint ink glued
-    to a woodcut or a fleuron. Line prints only: a photograph's pale sky is tone too,
-    and a box that is continuous tone without its strips (``photo``) keeps them."""
+    ink along ``stain_printed_share`` of the box, and the rest a stain (``_stain``) that
+    the faint ink glued to a woodcut or a fleuron. Line prints only: a photograph's pale
+    sky is tone too, and a box that is continuous tone without its strips (``photo``)
+    keeps them."""
     whole = box
     for axis in (0, 1):  # rows, then columns
         x0, y0, x1, y1 = box
         s = ink.strong[y0:y1, x0:x1]
-        printed = np.flatnonzero(s.sum(axis=1 - axis) > max(2.0, 0.02 * s.shape[1 - axis]))
+        printed = np.flatnonzero(s.sum(axis=1 - axis) > max(
+            C.stain_printed_least_px, C.stain_printed_share * s.shape[1 - axis]))
         if not len(printed):
             break
         n = s.shape[axis]
@@ -422,15 +427,18 @@ def _trim_stain(box: Box, ink: Ink) -> Box:
 
 def _stain(strip: np.ndarray, outer_first: bool, ink: Ink) -> bool:
     """Whether a strip of darkness (rows along the box's side, the outermost first or
-    last) is a stain: STAIN text heights deep at least, even its darkest faint, a tone
-    (faint ink over STAIN_TONE of it: a woodcut's pale part is thin lines on paper) and
-    ragged at the box's edge (a photograph's tone runs to a straight edge there, inked
-    along FRAMED of the side; a blot's does not)."""
-    if len(strip) < STAIN * ink.th or np.percentile(strip, 99) >= 1.3 * ink.t:
+    last) is a stain: ``stain_depth`` text heights deep at least, even its darkest faint
+    (``stain_dark``), a tone (faint ink over ``stain_tone`` of it: a woodcut's pale part is
+    thin lines on paper) and ragged at the box's edge (a photograph's tone runs to a
+    straight edge there, inked along ``MEASURES.framed`` of the side; a blot's does
+    not)."""
+    if (len(strip) < C.stain_depth * ink.th
+            or np.percentile(strip, C.stain_dark_percentile) >= C.stain_dark * ink.t):
         return False
-    faint = strip > 0.5 * ink.t
+    faint = strip > C.stain_faint * ink.t
     edge = faint[:max(1, round(ink.px))] if outer_first else faint[-max(1, round(ink.px)):]
-    return float(faint.mean()) >= STAIN_TONE and float(edge.any(axis=0).mean()) < FRAMED
+    return (float(faint.mean()) >= C.stain_tone
+            and float(edge.any(axis=0).mean()) < MEASURES.framed)
 
 
 def _trim_text(box: Box, ink: Ink) -> Box:
@@ -440,7 +448,7 @@ def _trim_text(box: Box, ink: Ink) -> Box:
     cannot. A strip beyond a band free of strong ink that reads as text (a row of big
     letters, or a line or two of glyph-sized shapes) is not part of the picture.
     """
-    for _ in range(4):
+    for _ in range(C.text_trim_rounds):
         cut = _text_strip(box, ink)
         if cut is None:
             return box
@@ -451,14 +459,17 @@ def _trim_text(box: Box, ink: Ink) -> Box:
 def _text_strip(box: Box, ink: Ink) -> Box | None:
     """The box without a text strip at its top or bottom, or None when there is none.
 
-    Rows only: captions and titles sit under or over pictures.
+    Rows only: captions and titles sit under or over pictures, within
+    ``text_strip_reach`` of its height from its edge.
     """
     x0, y0, x1, y1 = box
     s = ink.strong[y0:y1, x0:x1]
     h, w = s.shape
-    free = s.sum(axis=1) <= 0.01 * w
+    free = s.sum(axis=1) <= C.text_free_row * w
+    reach = C.text_strip_reach
     for end in (True, False):
-        rng = range(h - 1, int(0.6 * h), -1) if end else range(0, int(0.4 * h))
+        # 1 - 0.4 is 0.6 to the bit, as the bottom's reach was written
+        rng = range(h - 1, int((1 - reach) * h), -1) if end else range(0, int(reach * h))
         prev_free = False
         for i in rng:  # from the edge inward, the inner row of each free band
             if free[i] and not prev_free:
@@ -481,14 +492,14 @@ def _halves(box: Box, i: int, end: bool) -> tuple[Box, Box]:
 def _texty(strip: Box, ink: Ink) -> bool:
     """A title (a row of big letters) or a line or two of text, not a slice of picture."""
     x0, y0, x1, y1 = strip
-    if y1 - y0 < 1.5 * ink.th:
+    if y1 - y0 < C.text_line_depth * ink.th:
         return False
     if lettering(strip, ink):
         return True
     # a set line is dense in black and made of glyphs; a pale slice of picture is neither
     line = ink.strong[y0:y1, x0:x1]
-    return (y1 - y0 <= 4 * ink.th and float(line.mean()) >= 0.15
-            and big_share(strip, ink) < 0.25)
+    return (y1 - y0 <= C.text_strip_deep * ink.th and float(line.mean()) >= C.text_line_ink
+            and big_share(strip, ink) < C.text_line_big)
 
 
 def _channels(box: Box, ink: Ink, axis: int) -> list[int]:
@@ -527,16 +538,17 @@ def _channels_in(d: np.ndarray, weak: np.ndarray, ink: Ink, axis: int,
     median, so a row of three woodcuts is judged as a row. In a framed box (``tied``), a
     line inked at both of its ends is no channel (``_crossed``).
     """
-    dark = np.where(d >= 0.25 * ink.t, d, 0).astype(np.float32)
+    dark = np.where(d >= C.channel_dark * ink.t, d, 0).astype(np.float32)
     span, length = d.shape if axis == 0 else d.shape[::-1]
     # side by side, a narrow figure may sit by a wide scene; stacked parts are big
-    margin = int(max(3 * ink.th, (0.15 if axis == 0 else 0.3) * length))
+    margin = int(max(C.channel_margin * ink.th,
+                     (C.channel_margin_across if axis == 0 else C.channel_margin_down) * length))
     if length - 2 * margin < 1:
         return []
     prof = dark.sum(axis=axis)
     rel = prof / max(1e-6, float(np.median(prof)))
     pw = weak.sum(axis=axis) / span
-    ok = (rel <= 0.2) & (pw <= 0.08)
+    ok = (rel <= C.channel_rel_dark) & (pw <= C.channel_weak)
     if tied:
         ok &= ~_crossed(weak, ink, axis)
     ok[:margin] = ok[length - margin:] = False
@@ -562,7 +574,7 @@ def _crossed(weak: np.ndarray, ink: Ink, axis: int) -> np.ndarray:
     frames, at their ends too. Framed only: a box grown over the page's edge and its
     text (a page extent lost to sensor noise) has that edge's line at one end of a clean
     gap and a line of text at the other."""
-    e = max(3, math.ceil(ink.th))
+    e = max(C.crossed_end_least_px, math.ceil(ink.th))
     if axis == 0:
         return weak[:e].any(axis=0) & weak[-e:].any(axis=0)
     return weak[:, :e].any(axis=1) & weak[:, -e:].any(axis=1)
@@ -588,7 +600,7 @@ def _pieces(box: Box, weak: np.ndarray, axis: int, cuts: list[int]) -> list[Box]
                         x0 + int((st[:, 0] + st[:, 2]).max()),
                         y0 + int((st[:, 1] + st[:, 3]).max())))
     if len(out) == len(edges) - 1 and all(
-            _overlap(a, b) <= 0.1 for a, b in zip(out, out[1:], strict=False)):
+            _overlap(a, b) <= C.piece_overlap for a, b in zip(out, out[1:], strict=False)):
         return out
     straight = []
     for lo, hi in zip(edges, edges[1:], strict=False):

@@ -21,21 +21,12 @@ from collections.abc import Callable, Sequence
 import cv2
 import numpy as np
 
+from archive.figures.config.proposals import PROPOSALS as C
+
 Box = tuple[int, int, int, int]
-RING = 0.85  # share of directions in which the darkness peaks at the radius: a closed ring
-SEEN, RING_SEEN = 0.7, 0.9  # a stamp inked over a title: its ring is hidden under letters
-# in up to 3 directions in 10, and where it is seen it must be closed nearly all round
-RADIUS = (3.0, 12.0)  # text heights: a stamp is a few lines across, never a plate
-SIDE = (0.035, 0.12)  # of the long side, the radius: a stamp is a few cm on a page, a
-# round plate is bigger, and a small round mark (an icon, a seal on a letter) is smaller
-STEP = 3  # px at preview scale: inside and outside the ring, where it must be paler
-RISE = 8  # darkness levels the ring stands above both sides of it
-EDGE, ROUND = 300, 0.5  # the transform's edge threshold and least circle perfectness
-SOLID = 0.45  # most share of strong ink inside the ring: a stamp's legend and emblem
-AROUND = 0.5  # most share of directions in which a picture's big shapes lie just outside
-REFIT = 2.0  # px: how far from the transform's circle its ring is looked for
-CANNY, VOTES = 100, 20  # the accumulator transform's edge threshold and least votes
-_ANGLES = np.linspace(0.0, 2 * np.pi, 90, endpoint=False)
+# The ring's rules (how closed, how thin, how big, what lies round it) are the ``ring_``
+# fields of ``config.proposals.PROPOSALS``, each with where it was measured.
+_ANGLES = np.linspace(0.0, 2 * np.pi, C.ring_directions, endpoint=False)
 
 
 def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
@@ -53,15 +44,17 @@ def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
     where ``inked_over`` says that what lies round it is what a library stamps over (a
     bell skirt's round outline is as thin and as round, with the picture round it)."""
     h, w = d.shape
-    lo = int(max(RADIUS[0] * th, SIDE[0] * max(h, w)))
-    hi = int(min(RADIUS[1] * th, SIDE[1] * max(h, w)))
+    lo = int(max(C.ring_radius[0] * th, C.ring_side[0] * max(h, w)))
+    hi = int(min(C.ring_radius[1] * th, C.ring_side[1] * max(h, w)))
     wx0, wy0, wx1, wy1 = window or (0, 0, w, h)
     wx0, wy0, wx1, wy1 = max(0, wx0 - hi), max(0, wy0 - hi), min(w, wx1 + hi), min(h, wy1 + hi)
     if hi <= lo or min(wx1 - wx0, wy1 - wy0) < 2 * lo:
         return []
-    img = cv2.GaussianBlur(d[wy0:wy1, wx0:wx1], (0, 0), 0.8)
-    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT_ALT, dp=1, minDist=max(4, lo // 2),
-                             param1=EDGE, param2=ROUND, minRadius=lo, maxRadius=hi)
+    img = cv2.GaussianBlur(d[wy0:wy1, wx0:wx1], (0, 0), C.ring_blur)
+    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT_ALT, dp=C.ring_dp,
+                             minDist=max(C.ring_min_dist_least_px, lo // C.ring_min_dist_div),
+                             param1=C.ring_hough_edge, param2=C.ring_hough_round,
+                             minRadius=lo, maxRadius=hi)
     proposed = [(cx + wx0, cy + wy0, r, False)
                 for cx, cy, r in ([] if found is None else found[0].tolist())]
     if inked_over is not None:
@@ -74,7 +67,8 @@ def rings(d: np.ndarray, strong: np.ndarray, big: np.ndarray, th: float,
         cx, cy, r = fit
         if voted and inked_over is not None and not inked_over(cx, cy, r):
             continue
-        if _disc(strong, cx, cy, 0.8 * r) <= SOLID and around(big, cx, cy, r) <= AROUND:
+        if (_disc(strong, cx, cy, C.ring_disc * r) <= C.ring_solid
+                and around(big, cx, cy, r) <= C.ring_around):
             box = (max(0, int(cx - r - 1)), max(0, int(cy - r - 1)),
                    min(w, int(cx + r + 2)), min(h, int(cy + r + 2)))
             if not any(_overlaps(box, o) for o in out):
@@ -86,15 +80,16 @@ def _voted(d: np.ndarray, box: Box, lo: int, hi: int) -> list[tuple[float, float
     """Circles (x, y, r in px) the accumulator transform finds round a small box: its
     votes add up along a ring that letters break all round."""
     h, w = d.shape
-    m = max(2, lo // 2)
+    m = max(C.ring_voted_margin_least_px, lo // C.ring_voted_margin_div)
     x0, y0 = max(0, box[0] - m), max(0, box[1] - m)
     x1, y1 = min(w, box[2] + m), min(h, box[3] + m)
     top = min(hi, max(x1 - x0, y1 - y0) // 2)
     if top < lo:
         return []
-    img = cv2.GaussianBlur(d[y0:y1, x0:x1], (0, 0), 0.8)
-    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT, dp=1, minDist=2, param1=CANNY,
-                             param2=VOTES, minRadius=lo, maxRadius=top)
+    img = cv2.GaussianBlur(d[y0:y1, x0:x1], (0, 0), C.ring_blur)
+    found = cv2.HoughCircles(img, cv2.HOUGH_GRADIENT, dp=C.ring_dp,
+                             minDist=C.ring_voted_min_dist_px, param1=C.ring_canny,
+                             param2=C.ring_votes, minRadius=lo, maxRadius=top)
     return [(cx + x0, cy + y0, r) for cx, cy, r in ([] if found is None else found[0].tolist())]
 
 
@@ -112,9 +107,11 @@ def _ringed(d: np.ndarray, strong: np.ndarray, cx: float, cy: float, r: float
 
 def _refit(d: np.ndarray, cx: float, cy: float, r: float) -> tuple[float, float, float] | None:
     """The circle (least squares, algebraic) through the darkest point of each ray from
-    the centre within REFIT px of the radius; None when it moves further than that."""
+    the centre within ``ring_refit`` px of the radius; None when it moves further than
+    that."""
     h, w = d.shape
-    rr = r + np.arange(-REFIT, REFIT + 0.25, 0.5)
+    refit, step = C.ring_refit, C.ring_refit_step
+    rr = r + np.arange(-refit, refit + step / 2, step)  # the span's far end read too
     xs = cx + rr[None, :] * np.cos(_ANGLES)[:, None]
     ys = cy + rr[None, :] * np.sin(_ANGLES)[:, None]
     xi = np.clip(np.round(xs).astype(int), 0, w - 1)
@@ -124,15 +121,15 @@ def _refit(d: np.ndarray, cx: float, cy: float, r: float) -> tuple[float, float,
     px, py = xs[np.arange(len(best)), best], ys[np.arange(len(best)), best]
     # a ray whose darkest point is at the end of its span crosses a letter, not the ring
     use = (best > 0) & (best < len(rr) - 1)
-    for _ in range(2):  # fit, then again without the rays more than a pixel off it
-        if use.sum() < 0.5 * len(use):
+    for _ in range(C.ring_refit_rounds):  # fit, then again without the rays off it
+        if use.sum() < C.ring_refit_rays * len(use):
             return None
         a = np.column_stack([px[use], py[use], np.ones(int(use.sum()))])
         (bx, by, c), *_ = np.linalg.lstsq(a, px[use] ** 2 + py[use] ** 2, rcond=None)
         fx, fy = bx / 2, by / 2
         fr = float(np.sqrt(max(0.0, c + fx * fx + fy * fy)))
-        use &= np.abs(np.hypot(px - fx, py - fy) - fr) <= 1.0
-    if max(abs(fx - cx), abs(fy - cy), abs(fr - r)) > REFIT:
+        use &= np.abs(np.hypot(px - fx, py - fy) - fr) <= C.ring_refit_keep_px
+    if max(abs(fx - cx), abs(fy - cy), abs(fr - r)) > refit:
         return None
     return float(fx), float(fy), fr
 
@@ -143,11 +140,12 @@ def _overlaps(a: Box, b: Box) -> bool:
 
 
 def _ring(d: np.ndarray, strong: np.ndarray, cx: float, cy: float, r: float) -> bool:
-    """Whether the circle is a thin closed ring: its darkness at radius r (within a pixel)
-    stands RISE above both STEP px inside and STEP px outside it in RING of the
-    directions, or, where print lies on either side of it (a stamp inked over a title
-    crosses its letters, and cannot stand above them there), in RING_SEEN of the
-    directions not hidden so, with at most 1 - SEEN of them hidden."""
+    """Whether the circle is a thin closed ring: its darkness at radius r (within a pixel,
+    ``ring_on_offsets``) stands ``ring_rise`` above both ``ring_step`` px inside and
+    ``ring_step`` px outside it in ``ring_closed`` of the directions, or, where print lies
+    on either side of it (a stamp inked over a title crosses its letters, and cannot stand
+    above them there), in ``ring_seen_closed`` of the directions not hidden so, with at
+    most 1 - ``ring_seen`` of them hidden."""
     h, w = d.shape
 
     def at(rr: float, img: np.ndarray = d) -> np.ndarray:
@@ -155,12 +153,13 @@ def _ring(d: np.ndarray, strong: np.ndarray, cx: float, cy: float, r: float) -> 
         ys = np.clip(np.round(cy + rr * np.sin(_ANGLES)).astype(int), 0, h - 1)
         return img[ys, xs].astype(np.float32)
 
-    on = np.max([at(r + k) for k in (-1.0, -0.5, 0.0, 0.5, 1.0)], axis=0)
-    peak = (on > at(r - STEP) + RISE) & (on > at(r + STEP) + RISE)
-    if peak.mean() >= RING:
+    step, rise = C.ring_step, C.ring_rise
+    on = np.max([at(r + k) for k in C.ring_on_offsets], axis=0)
+    peak = (on > at(r - step) + rise) & (on > at(r + step) + rise)
+    if peak.mean() >= C.ring_closed:
         return True
-    seen = peak | ~((at(r - STEP, strong) > 0) | (at(r + STEP, strong) > 0))
-    return bool(seen.mean() >= SEEN and peak.sum() >= RING_SEEN * seen.sum())
+    seen = peak | ~((at(r - step, strong) > 0) | (at(r + step, strong) > 0))
+    return bool(seen.mean() >= C.ring_seen and peak.sum() >= C.ring_seen_closed * seen.sum())
 
 
 def _disc(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
@@ -174,10 +173,12 @@ def _disc(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
 
 
 def around(mask: np.ndarray, cx: float, cy: float, r: float) -> float:
-    """Share of directions in which the mask has ink between 1.25 and 1.75 radii out."""
+    """Share of directions in which the mask has ink between ``ring_around_span`` radii
+    out."""
     h, w = mask.shape
     hit = np.zeros(len(_ANGLES), bool)
-    for k in np.linspace(1.25, 1.75, 5):
+    first, last = C.ring_around_span
+    for k in np.linspace(first, last, C.ring_around_steps):
         xs = np.round(cx + k * r * np.cos(_ANGLES)).astype(int)
         ys = np.round(cy + k * r * np.sin(_ANGLES)).astype(int)
         ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)

@@ -21,14 +21,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from archive.boxes import area, iou, shared
+from archive.figures.config.finder import LOOK as C
 
 if TYPE_CHECKING:
     from archive.figures.verdicts import Region
 
-SCALE = 1.25  # of the preview: a 4 px text height becomes 5, a 5 becomes 6
-DOUBT_AREA = 0.1  # of the page: kept crops smaller than this are looked at twice
-SAME = 0.5  # IoU at which the other look's candidate is the same box
-COVER = 0.5  # share of a small crop that the other look keeps, or judges no picture
+# The tunings live in ``config.finder.LOOK`` (each with where it was measured); these are
+# its fields under the names importers use.
+SCALE = C.second_scale  # of the preview: a 4 px text height becomes 5, a 5 becomes 6
+DOUBT_AREA = C.doubt_area  # of the page: kept crops smaller than this are looked at twice
+SAME = C.same_iou  # IoU at which the other look's candidate is the same box
+COVER = C.cover  # share of a small crop that the other look keeps, or judges no picture
 NO_VERDICT = frozenset({"too_small", "outside_page"})
 VETOES = frozenset({"initial", "ornament", "lettering", "text_block", "rule"})
 
@@ -60,15 +63,15 @@ def _verdict(crop: Region, other: list[Region]) -> Region | None:
     and an extent can move with the scale."""
     same = max(other, key=lambda o: iou(crop.box, o.box), default=None)
     if (same is not None and not same.kept and same.reason in VETOES
-            and iou(crop.box, same.box) >= SAME):
+            and iou(crop.box, same.box) >= C.same_iou):
         return same
     whole = area(crop.box)
-    if sum(shared(crop.box, o.box) for o in other if o.kept) >= COVER * whole:
+    if sum(shared(crop.box, o.box) for o in other if o.kept) >= C.cover * whole:
         return None
     said = [o for o in other if not o.kept and o.reason not in NO_VERDICT]
     near = max(said, key=lambda o: shared(crop.box, o.box), default=None)
-    return near if near is not None and shared(crop.box, near.box) >= COVER * whole else None
+    return near if near is not None and shared(crop.box, near.box) >= C.cover * whole else None
 
 
 def _in_doubt(region: Region) -> bool:
-    return region.kept and area(region.box) < DOUBT_AREA
+    return region.kept and area(region.box) < C.doubt_area

@@ -19,35 +19,37 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-GLYPH_H = 2.5  # a glyph-sized shape is at most this many text heights tall
-OCTAVE = 0.9  # a shorter lag repeating this well against the best is the pitch
-RHYTHM = 0.8  # rhythm (correlation one pitch on minus half a pitch on) that reads as text
+from archive.figures.config.ink import INK as C
+from archive.figures.config.units import UNITS
+
+GLYPH_H = UNITS.glyph_h  # ``skew`` imports it by this name
 
 
 def glyph_mask(labels: np.ndarray, stats: np.ndarray, th: float) -> np.ndarray:
     """The ink of shapes no taller than a glyph (stats row 0 is the background)."""
-    glyph = stats[:, 3] <= GLYPH_H * th
+    glyph = stats[:, 3] <= UNITS.glyph_h * th
     glyph[0] = False
     return glyph[labels]
 
 
 def rhythm(glyphs: np.ndarray, th: float, th_rows: float | None = None
            ) -> tuple[np.ndarray, int]:
-    """Per-pixel rhythm (about -2..2; text above ``RHYTHM``) and the page's line pitch in px.
+    """Per-pixel rhythm (about -2..2; text above ``INK.rhythm``) and the page's line pitch, px.
 
     ``th`` is the text height in columns, ``th_rows`` in rows (the same unless the
     columns were thinned).
     """
     th_rows = th if th_rows is None else th_rows
-    r = cv2.boxFilter(glyphs.astype(np.float32), -1, (max(3, round(5 * th)), 1),
+    r = cv2.boxFilter(glyphs.astype(np.float32), -1,
+                      (max(C.least_kernel, round(C.density_width * th)), 1),
                       normalize=True, borderType=cv2.BORDER_CONSTANT)
     pitch = _pitch(r, th_rows)
-    win = 4 * pitch
+    win = C.window_pitches * pitch
     mean = _vbox(r, win)
     var = _vbox(r * r, win) - mean * mean
     half = max(1, pitch // 2)
     rh = _lag_corr(r, pitch, win, mean, var) - _lag_corr(r, half, win, mean, var)
-    return np.where(var > 0.01, rh, 0.0), pitch
+    return np.where(var > C.flat_density, rh, 0.0), pitch
 
 
 def text_zone(glyphs: np.ndarray, th: float) -> np.ndarray:
@@ -59,24 +61,26 @@ def text_zone(glyphs: np.ndarray, th: float) -> np.ndarray:
     if not glyphs.any():
         return np.zeros_like(glyphs)
     h, w = glyphs.shape
-    step = 2 if w >= 8 * th else 1
+    step = 2 if w >= C.thin_from * th else 1
     narrow = glyphs[:, ::step] if step == 1 else cv2.resize(
         glyphs.astype(np.float32), ((w + 1) // 2, h), interpolation=cv2.INTER_AREA)
     rh, _pitch = rhythm(narrow, th / step, th)
-    zone = (rh >= RHYTHM).astype(np.uint8)
+    zone = (rh >= C.rhythm).astype(np.uint8)
     return cv2.resize(zone, (w, h), interpolation=cv2.INTER_NEAREST) > 0 if step > 1 else zone > 0
 
 
 def _pitch(r: np.ndarray, th: float) -> int:
-    """The lag (1.2-3 text heights) at which the row density repeats over the page: the
-    shortest that repeats nearly as well as the best (``OCTAVE``). Lines set tight repeat
-    as well two lines on as one (an incunable's at 6 px and 13 px on a 375 px preview), and
-    the double pitch reads every line against the next as a gap."""
-    lags = list(range(max(2, int(np.ceil(1.2 * th))), max(3, int(3 * th)) + 1))
+    """The lag (1.2-3 text heights: ``INK.pitch_least``, ``INK.pitch_most``) at which the
+    row density repeats over the page: the shortest that repeats nearly as well as the
+    best (``INK.octave``). Lines set tight repeat as well two lines on as one (an
+    incunable's at 6 px and 13 px on a 375 px preview), and the double pitch reads every
+    line against the next as a gap."""
+    lags = list(range(max(C.pitch_least_px, int(np.ceil(C.pitch_least * th))),
+                      max(C.pitch_most_px, int(C.pitch_most * th)) + 1))
     mean = float(r.mean())
     score = [float((r[:-lag] * r[lag:]).mean()) - mean * mean for lag in lags]
-    best = max(score)
-    peaks = [i for i, v in enumerate(score) if v >= OCTAVE * best
+    near = C.octave * max(score)
+    peaks = [i for i, v in enumerate(score) if v >= near
              and (i == 0 or v >= score[i - 1]) and (i == len(score) - 1 or v >= score[i + 1])]
     return lags[peaks[0]] if peaks else lags[int(np.argmax(score))]
 
@@ -90,4 +94,4 @@ def _lag_corr(r: np.ndarray, lag: int, win: int, mean: np.ndarray, var: np.ndarr
     """Correlation of the density with itself ``lag`` rows on, over a ``win``-row window."""
     on = np.empty_like(r)
     on[:-lag], on[-lag:] = r[lag:], r[-1:]
-    return (_vbox(r * on, win) - mean * _vbox(on, win)) / np.maximum(var, 1e-4)
+    return (_vbox(r * on, win) - mean * _vbox(on, win)) / np.maximum(var, C.variance_floor)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archive.figures.config.verdicts import VERDICTS as C
 from archive.figures.ink import PARAMS, Box, Ink
 from archive.figures.measures import (
     at_edge,
@@ -43,7 +44,10 @@ class Region:
 
 
 def judge(box: Box, ink: Ink, min_area: float) -> Region:
-    """Keep a box or say why not; the cheap tests run first."""
+    """Keep a box or say why not; the cheap tests run first. The scores fall in the bands
+    ``finder`` describes (``VERDICTS``: score_lowest, score_low, score_look, and kept
+    pictures from kept_floor up), so a curator's threshold between them keeps the
+    verdicts."""
     h, w = ink.full
     th = ink.th
     bw, bh = box[2] - box[0], box[3] - box[1]
@@ -52,10 +56,10 @@ def judge(box: Box, ink: Ink, min_area: float) -> Region:
     def region(score: float, kind: str, reason: str) -> Region:
         return Region(padded(box, ink), round(score, 3), kind, not reason, reason)
 
-    if min(bw, bh) < 2 * th or max(bw, bh) > 8 * min(bw, bh):
-        return region(0.05, "ornament", "rule")
-    if area < 0.25 * min_area:
-        return region(0.1, "engraving", "too_small")
+    if min(bw, bh) < C.rule_thin * th or max(bw, bh) > C.rule_aspect * min(bw, bh):
+        return region(C.score_lowest, "ornament", "rule")
+    if area < C.speck_area * min_area:
+        return region(C.score_low, "engraving", "too_small")
     verdict = ink.verdicts.get(box)
     if verdict is None:
         verdict = ink.verdicts[box] = _shape_verdict(box, ink)
@@ -63,10 +67,12 @@ def judge(box: Box, ink: Ink, min_area: float) -> Region:
     if reason:
         return region(value, kind, reason)
     if area < min_area:
-        return region(0.3, kind, "too_small")
+        return region(C.score_look, kind, "too_small")
     # sure when most ink is in large shapes and the region is well above the size floor
-    shapes = min(1.0, (value - PARAMS["big"]) / 0.4)
-    return region(0.6 + 0.25 * shapes + 0.15 * min(1.0, area / (5 * min_area)), kind, "")
+    shapes = min(1.0, (value - PARAMS["big"]) / C.kept_shapes_span)
+    size = min(1.0, area / (C.kept_size_full * min_area))
+    return region(C.kept_floor + C.kept_shapes_weight * shapes + C.kept_size_weight * size,
+                  kind, "")
 
 
 def _shape_verdict(box: Box, ink: Ink) -> tuple[float, str, str]:
@@ -77,31 +83,32 @@ def _shape_verdict(box: Box, ink: Ink) -> tuple[float, str, str]:
     ``figures.find`` does, so each page's ``Ink`` keeps the answers (``verdicts``).
     """
     if unprinted(ink):
-        return 0.1, "engraving", "faint"
+        return C.score_low, "engraving", "faint"
     if at_edge(box, ink):
-        return 0.1, "engraving", "page_edge"
+        return C.score_low, "engraving", "page_edge"
     if ink_chart(box, ink):
-        return 0.05, "other", "chart"
+        return C.score_lowest, "other", "chart"
     big = big_share(box, ink)
     if big < PARAMS["big"] and not line_art(box, ink) and not pale_drawing(box, ink):
-        return 0.25 * big, "engraving", "text_block"
+        return C.text_block_score * big, "engraving", "text_block"
     if table(box, ink):
-        return 0.1, "engraving", "text_block"
+        return C.score_low, "engraving", "text_block"
     big = max(big, PARAMS["big"])
-    if (box[3] - box[1] < 10 * ink.th and lettering(box, ink)) or title_row(box, ink):
-        return 0.1, "engraving", "lettering"
+    if ((box[3] - box[1] < C.lettering_box_h * ink.th and lettering(box, ink))
+            or title_row(box, ink)):
+        return C.score_low, "engraving", "lettering"
     if patch_run_over(box, ink):  # dearer than the ink's blocks: asked of fewer boxes
-        return 0.05, "other", "chart"
+        return C.score_lowest, "other", "chart"
     if ornament(box, ink):
-        return 0.3, "ornament", "ornament"
+        return C.score_look, "ornament", "ornament"
     small = small_ornament(box, ink)
     if small:
-        return 0.3, "ornament", small
+        return C.score_look, "ornament", small
     kind = "photo" if photo(box, ink) else "engraving"
     if kind == "photo" and faint(box, ink):
-        return 0.1, kind, "faint"
+        return C.score_low, kind, "faint"
     if marked_text(box, ink):
-        return 0.1, "engraving", "text_block"
+        return C.score_low, "engraving", "text_block"
     return big, kind, ""
 
 
