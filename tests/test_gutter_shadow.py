@@ -4,7 +4,7 @@ Real pages of figures/early and figures/moreno (CC0), as published and with the 
 shadows of the robustness bench (numbers: python -m bench.figure_robustness --cut
 --gutter --only gutter). A facing page meets the page at its edge, so nothing printed on
 the page runs across a facing-page cut; where print does, the cut lay inside the page,
-and the page extent moves it out past that print (``page_extent._past_print``). Two
+and the page extent moves it out past that print (``extent._past_print``). Two
 shadowed pages are still read wrong, by the finder rather than the extent: their cut
 lies in a blank margin, through no print, and they are strict xfails.
 """
@@ -108,8 +108,8 @@ def test_specks_at_the_page_corners_are_no_print_across_the_cut(shared_data):
 def test_the_arms_under_a_shadow_are_an_ornament_wherever_the_page_ends(shared_data):
     """bpt6k6127905 f2 under the right gutter shadow: the page's edge is cut at 0.92, and
     the arms of Toul, which fill more than 15% of that page but not of the image, were no
-    longer compared with their mirror turned (``ornaments.MIRROR_TURNED``, a guard on the
-    cost), read less symmetric (lr 0.446 against 0.45) and were a crop."""
+    longer compared with their mirror turned (``MEASURES.mirror_turned``, a guard on
+    the cost), read less symmetric (lr 0.446 against 0.45) and were a crop."""
     page, found = found_on(shared_data, "bpt6k6127905_f2.jpg", RIGHT)
     assert found.page[2] < 0.95  # the shadowed side still cut off
     assert not kept(found)

@@ -426,7 +426,7 @@ def test_a_woodcut_initial_eight_lines_deep_is_an_initial(shared_data, side):
     """A framed woodcut initial V set eight lines deep at the head of a text
     (e-rara 74397 p15): 16-17 text heights tall, over the 16 below which a shape may
     be an initial, it was a crop at 4 sizes of 9. A square block with text running on at
-    its right is an initial up to VIGNETTE_H text heights, framed or not."""
+    its right is an initial up to ``MEASURES.vignette_h`` text heights, framed or not."""
     from bench.figure_scales import at_side
 
     page, _preview = early(shared_data, "lat_e-rara-74397_15_3ab84_default.jpg")
@@ -526,7 +526,7 @@ def test_a_page_small_on_the_bed_is_read_at_its_own_size(shared_data, tmp_path):
     takes it: the page on a dark bed twice its size, so the preview gives the page a
     third fewer pixels than the rules were written for, and the lower miniature came out
     with its rubric as one loose box. The page's area is read again from a finer decode
-    (``figures.CLOSER``); built through the pipeline, both miniatures are crops."""
+    (``LOOK.closer``); built through the pipeline, both miniatures are crops."""
     import archive
     from bench import figure_robustness as R
     from tests.pdf_factory import scans_pdf
@@ -611,7 +611,7 @@ def test_a_vignette_in_an_opening_is_still_an_ornament(shared_data, pair):
     bpt6k6258473t f37) and a headpiece (bpt6k715032 f11) stand alone on their lines on
     their own page, but the facing page's text runs in the same rows past the margins
     and the fold, and both were crops. What lies beside a vignette ends at a blank run
-    of ``ornaments.ALONE_GAP`` text heights."""
+    of ``MEASURES.alone_gap`` text heights."""
     from bench import spreads
 
     E.DATA = spreads.DATA = shared_data
@@ -1049,7 +1049,7 @@ def test_a_title_block_stays_apart_wherever_the_page_is_cut(shared_data, left):
     little in: thin rules frame title and woodcut, and where a red title line meets the
     frame's right rule, the line's text mask (a rubric) cut the rule in two; the broken
     frame no longer read as a page frame, and title and woodcut were one crop at three
-    of these five cuts. A straight line RULE text heights long is never text."""
+    of these five cuts. A straight line ``INK.rule`` text heights long is never text."""
     from archive.figures.extent import Extent
 
     page, preview = scanned(shared_data, "bpt6k15260973_f9.jpg")
