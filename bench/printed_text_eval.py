@@ -52,11 +52,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from archive import build_dataset, printed_text  # noqa: E402
+from archive.boxes import iou  # noqa: E402
 from archive.reader import open_pdf  # noqa: E402
 from tests.pdf_factory import (  # noqa: E402
     chapbook_boxes,
     chapbook_lines,
-    iou,
     scans_pdf,
     text_layer_pdf,
 )

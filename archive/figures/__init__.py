@@ -16,6 +16,7 @@ from archive.figures.finder import (
     REASONS,
     REVIEW_FLOOR,
     THRESHOLD,
+    Closer,
     Finding,
     Region,
     candidates,
@@ -23,7 +24,8 @@ from archive.figures.finder import (
     find,
     reason_words,
 )
+from archive.figures.ink import Box
 
 __all__ = ["CLOSER", "DEFAULT_MIN_AREA", "KINDS", "NEVER_KEPT", "OUTCOME_REASONS", "PARAMS",
-           "PREVIEW_SIDE", "REASONS", "REVIEW_FLOOR", "THRESHOLD", "Finding", "Region",
-           "candidates", "figures", "find", "reason_words"]
+           "PREVIEW_SIDE", "REASONS", "REVIEW_FLOOR", "THRESHOLD", "Box", "Closer", "Finding",
+           "Region", "candidates", "figures", "find", "reason_words"]
