@@ -490,7 +490,14 @@ def _chunk_worker(task: tuple[str, str, list[int], Options]) -> list[tuple]:
     if _worker_doc.get("filter_key") != key:
         _worker_doc.update(filter_key=key, filter=_make_filter(opts))
     filt = _worker_doc["filter"]
+    _ahead(_worker_doc["doc"], indices, opts)
     return [process_page(_worker_doc["doc"], i, source, opts, filt) for i in indices]
+
+
+def _ahead(doc: object, indices: list[int], opts: Options) -> None:
+    """Tell a book that fetches its pages (IIIF) which it reads next; a PDF reads its own."""
+    if hasattr(doc, "ahead"):
+        doc.ahead(indices, opts.preview_side)
 
 
 def _make_filter(opts: Options) -> PageFilter | None:
@@ -638,6 +645,7 @@ class _OwnDocs:
 def _own_chunk(docs: _OwnDocs, path: Path | str, source: str, chunk: list[int], opts: Options,
                filt: PageFilter | None) -> Generator[tuple, None, None]:
     doc = docs.get(path)
+    _ahead(doc, chunk, opts)
     for i in chunk:
         yield process_page(doc, i, source, opts, filt)
 

@@ -18,6 +18,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 from PIL import Image
@@ -353,3 +354,29 @@ def test_a_build_fetches_its_manifest_once_and_info_json_only_for_picture_pages(
     picture_pages = {int(r["page"]) for r in _rows(out, "metadata.jsonl")}
     assert report.pages == 12 and picture_pages
     assert len(picture_pages) <= info_asked < 12
+
+
+def test_a_worker_fetches_its_next_page_while_it_reads_this_one(tmp_path):
+    """Told the pages it reads next (a chunk), a IIIF book fetches the next page's preview
+    in the background while the current one is worked on: reading it then asks the
+    server nothing more, and gives the same page as a plain read."""
+    pages = PAGES[:3]
+    with servers.iipimage(pages, tmp_path / "iip") as base:
+        manifest = servers.manifest(base, [p.stem for p in pages], version="2")
+        with servers.flaky(base, every=10**9) as (proxy, stats):
+            behind = json.loads(json.dumps(manifest).replace(base, proxy))
+            with servers.serve_json({"book/manifest.json": behind}) as address:
+                url = f"{address}/book/manifest.json"
+                ahead = book.IIIFBook(url)
+                ahead.ahead([0, 1], 400)
+                first = ahead.read_page(0, 400)
+                deadline = time.time() + 10
+                while stats["requests"] < 2 and time.time() < deadline:
+                    time.sleep(0.02)  # page 2's preview on its way, unasked
+                asked = stats["requests"]
+                second = ahead.read_page(1, 400)
+                assert asked == 2 and stats["requests"] == 2  # nothing asked twice
+                plain = book.IIIFBook(url).read_page(1, 400)
+                ahead.close()
+    assert first.index == 0 and second.index == 1
+    assert np.array_equal(np.asarray(second.preview), np.asarray(plain.preview))

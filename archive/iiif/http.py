@@ -53,7 +53,6 @@ MIB = 1 << 20
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Seconds between two looks at busy host slots: short next to any request, cheap to poll.
-SLOT_POLL = 0.05
 # A host as httpx gives it (IDNA-encoded): DNS labels, or an IP literal without brackets.
 HOST_CHARS = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+")
 
@@ -250,10 +249,10 @@ class _Slots:
         name = re.sub(r"[^A-Za-z0-9.-]", "_", host)[:200]
         return [self.folder / f"{name}.{k}.lock" for k in range(self.per_host)]
 
-    def _try(self, path: Path) -> int | None:
+    def _try(self, path: Path, wait: bool = False) -> int | None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
@@ -268,13 +267,12 @@ class _Slots:
         self.folder.mkdir(parents=True, exist_ok=True)
         paths = self._paths(host)
         fd = None
-        while fd is None:
-            for path in random.sample(paths, len(paths)):
-                fd = self._try(path)
-                if fd is not None:
-                    break
-            else:
-                time.sleep(SLOT_POLL * (0.5 + random.random()))
+        for path in random.sample(paths, len(paths)):
+            fd = self._try(path)
+            if fd is not None:
+                break
+        else:  # all taken: wait on one, woken by the kernel the moment it is freed (a
+            fd = self._try(random.choice(paths), wait=True)  # poll slept 25-75 ms a turn)
         try:
             yield
         finally:
