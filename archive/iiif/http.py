@@ -40,10 +40,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-if "httpx" not in sys.modules:  # its command-line client (click, rich, pygments: 4 MB
-    # of RSS in each of a build's processes, 33 ms to import) is never used here
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
-import httpx  # noqa: E402
+# What httpx and httpcore import only when installed, and a synchronous client never
+# uses: httpx's command-line client (click, rich, pygments: 4 MB of RSS in each of a
+# build's processes, 33 ms) and the trio async framework (3 MB). Hidden while they are
+# imported, then shown again, so anyone else's later import of them works as ever.
+_HIDDEN = [m for m, reader in (("httpx._main", "httpx"), ("trio", "httpcore"))
+           if m not in sys.modules and reader not in sys.modules]
+for _name in _HIDDEN:
+    sys.modules[_name] = None  # type: ignore[assignment]
+try:
+    import httpcore  # noqa: E402, F401  (it reads trio's absence when imported)
+    import httpx  # noqa: E402
+finally:
+    for _name in _HIDDEN:
+        if sys.modules.get(_name, 0) is None:
+            del sys.modules[_name]
 
 from archive.errors import ArchiveError  # noqa: E402
 
