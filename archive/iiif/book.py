@@ -309,7 +309,6 @@ class IIIFPage:
             arr[y0:y1, x0:x1] = _fitted(part, x1 - x0, y1 - y0)
         return arr
 
-
     def _describe(self) -> None:
         """The service's own size and limits, read from its info.json before a region is
         cut in its pixels: the preview needed only the image resource's size

@@ -63,7 +63,6 @@ MIB = 1 << 20
 # Statuses worth asking again (RFC 9110: overload, gateway trouble; 429: rate limit).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-# Seconds between two looks at busy host slots: short next to any request, cheap to poll.
 # A host as httpx gives it (IDNA-encoded): DNS labels, or an IP literal without brackets.
 HOST_CHARS = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+")
 

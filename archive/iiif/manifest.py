@@ -317,18 +317,22 @@ def _service_id(raw: dict) -> str:
 
 
 def _service_version(raw: dict) -> str:
-    for t in _as_list(raw.get("@type") or raw.get("type")):
-        if str(t) in _TYPE_VERSION:
-            return _TYPE_VERSION[str(t)]
-    context = json.dumps(raw.get("@context", ""))
-    for mark, version in _CONTEXT_VERSION:
-        if mark in context:
-            return version
+    named = _versions_named(raw)
+    if named:
+        return named[0]
     profiles = " ".join(p for p in _as_list(raw.get("profile")) if isinstance(p, str))
-    for mark, version in _PROFILE_VERSION:
-        if mark in profiles:
-            return version
     return "3" if _LEVEL.fullmatch(profiles.strip()) else DEFAULT_VERSION
+
+
+def _versions_named(raw: dict) -> list[str]:
+    """The Image API versions a service object names, first its type's, then its
+    context's, then its profile's (the order ``_service_version`` trusts them in)."""
+    named = [_TYPE_VERSION[str(t)] for t in _as_list(raw.get("@type") or raw.get("type"))
+             if str(t) in _TYPE_VERSION]
+    context = json.dumps(raw.get("@context", ""))
+    named += [v for mark, v in _CONTEXT_VERSION if mark in context]
+    profiles = " ".join(p for p in _as_list(raw.get("profile")) if isinstance(p, str))
+    return named + [v for mark, v in _PROFILE_VERSION if mark in profiles]
 
 
 def _service_level(profiles: list) -> int:
@@ -348,13 +352,7 @@ def _says_version(raw: dict) -> bool:
     """Whether the service object names one Image API version (by its type, context or a
     versioned profile, all that it gives agreeing) rather than none (``DEFAULT_VERSION``)
     or two (a 1.1 profile on an "ImageService2": its info.json says which)."""
-    named = {_TYPE_VERSION[str(t)] for t in _as_list(raw.get("@type") or raw.get("type"))
-             if str(t) in _TYPE_VERSION}
-    context = json.dumps(raw.get("@context", ""))
-    profiles = " ".join(p for p in _as_list(raw.get("profile")) if isinstance(p, str))
-    named |= {v for mark, v in _CONTEXT_VERSION if mark in context}
-    named |= {v for mark, v in _PROFILE_VERSION if mark in profiles}
-    return len(named) == 1
+    return len(set(_versions_named(raw))) == 1
 
 
 def _sizes(value: Any) -> tuple[tuple[int, int], ...]:
